@@ -1,0 +1,80 @@
+// Package schemas loads the JSON Schemas of ../shared/schemas (beside the
+// checkout) so tests can validate what agent-loop writes against the seeds'
+// contracts, not against the code's own idea of them.
+package schemas
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Names of the schemas.
+const (
+	LoopState          = "loop-state.schema.json"
+	LoopRegistry       = "loop-registry.schema.json"
+	CompletionProposal = "completion-proposal.schema.json"
+)
+
+// Dir returns the shared schema directory: $AGENT_LOOP_SCHEMAS, or
+// ../shared/schemas relative to the module root.
+func Dir() string {
+	if d := os.Getenv("AGENT_LOOP_SCHEMAS"); d != "" {
+		return d
+	}
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(root, "..", "shared", "schemas")
+}
+
+var (
+	mu       sync.Mutex
+	compiled = map[string]*jsonschema.Schema{}
+)
+
+// Available reports whether the shared schemas are present.
+func Available() bool {
+	_, err := os.Stat(filepath.Join(Dir(), LoopState))
+	return err == nil
+}
+
+// Validate checks document (JSON bytes) against the named schema.
+func Validate(name string, document []byte) error {
+	mu.Lock()
+	sch, ok := compiled[name]
+	if !ok {
+		c := jsonschema.NewCompiler()
+		c.AssertFormat()
+		var err error
+		sch, err = c.Compile(filepath.Join(Dir(), name))
+		if err != nil {
+			mu.Unlock()
+			return fmt.Errorf("compiling schema %s: %w", name, err)
+		}
+		compiled[name] = sch
+	}
+	mu.Unlock()
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(document))
+	if err != nil {
+		return fmt.Errorf("decoding document: %w", err)
+	}
+	if err := sch.Validate(inst); err != nil {
+		return err
+	}
+	return nil
+}
+
+// ValidateValue marshals v and validates it.
+func ValidateValue(name string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return Validate(name, b)
+}

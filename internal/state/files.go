@@ -1,0 +1,343 @@
+package state
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Layout (relative to the repository root), as the seeds lay it out.
+const (
+	RootDir      = ".aiwg/ralph"
+	RegistryFile = ".aiwg/ralph/registry.json"
+	LockFile     = ".aiwg/ralph/registry.lock"
+	LegacyFile   = ".aiwg/ralph/current-loop.json"
+	LoopsDir     = ".aiwg/ralph/loops"
+)
+
+// CorruptError says a state file cannot be read, and how to recover.
+type CorruptError struct {
+	Path string
+	Err  error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("%s is unreadable or corrupt (%v); to recover, restore it from the latest checkpoint "+
+		"(`agent-loop status` lists them) or delete the loop directory to forget the loop", e.Path, e.Err)
+}
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// NotFoundError says a loop id is unknown.
+type NotFoundError struct {
+	LoopID string
+	Known  []string
+}
+
+func (e *NotFoundError) Error() string {
+	if len(e.Known) == 0 {
+		return fmt.Sprintf("unknown loop id %q: there are no loops in %s (start one with `agent-loop run`)", e.LoopID, LoopsDir)
+	}
+	return fmt.Sprintf("unknown loop id %q; known loops: %s", e.LoopID, strings.Join(e.Known, ", "))
+}
+
+// WriteFileAtomic writes data to path via a temporary file in the same
+// directory, fsyncs it and renames it over path, then fsyncs the directory.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Chmod(perm); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("renaming %s: %w", path, err)
+	}
+	ok = true
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", path, err)
+	}
+	return WriteFileAtomic(path, append(b, '\n'), 0o644)
+}
+
+// Dir is one loop's directory: .aiwg/ralph/loops/<loop_id>.
+type Dir struct {
+	Root   string // repository root
+	LoopID string
+}
+
+// NewDir returns the directory handle of loop id in repository root.
+func NewDir(root, loopID string) Dir { return Dir{Root: root, LoopID: loopID} }
+
+// Path is the absolute path of the loop directory.
+func (d Dir) Path() string { return filepath.Join(d.Root, LoopsDir, d.LoopID) }
+
+// Rel returns the repository-relative path of a file in the loop directory.
+func (d Dir) Rel(parts ...string) string {
+	return filepath.ToSlash(filepath.Join(append([]string{LoopsDir, d.LoopID}, parts...)...))
+}
+
+// File returns the absolute path of a file in the loop directory.
+func (d Dir) File(parts ...string) string {
+	return filepath.Join(append([]string{d.Path()}, parts...)...)
+}
+
+// StatePath is state.json.
+func (d Dir) StatePath() string { return d.File("state.json") }
+
+// Exists reports whether the loop has a state file.
+func (d Dir) Exists() bool {
+	_, err := os.Stat(d.StatePath())
+	return err == nil
+}
+
+// Load reads state.json.
+func (d Dir) Load() (*State, error) {
+	b, err := os.ReadFile(d.StatePath())
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, &NotFoundError{LoopID: d.LoopID, Known: ListLoopIDs(d.Root)}
+		}
+		return nil, &CorruptError{Path: d.StatePath(), Err: err}
+	}
+	var st State
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&st); err != nil {
+		return nil, &CorruptError{Path: d.StatePath(), Err: err}
+	}
+	if st.LoopID != d.LoopID || !ValidLoopID(st.LoopID) || st.Status == "" {
+		return nil, &CorruptError{Path: d.StatePath(), Err: fmt.Errorf("loop_id %q / status %q do not match the directory %s", st.LoopID, st.Status, d.LoopID)}
+	}
+	return &st, nil
+}
+
+// Save writes state.json atomically, stamping last_updated.
+func (d Dir) Save(st *State, now time.Time) error {
+	st.LastUpdated = now.UTC().Truncate(time.Second)
+	return writeJSON(d.StatePath(), st)
+}
+
+// Checkpoint is checkpoints/iteration-NNN.json.gz: enough to rebuild the
+// iteration (prompt, agent exit and duration, check output tail, diff stat,
+// commit, verdict).
+type Checkpoint struct {
+	LoopID    string          `json:"loop_id"`
+	Iteration int             `json:"iteration"`
+	CreatedAt time.Time       `json:"created_at"`
+	Prompt    string          `json:"prompt"`
+	Agent     json.RawMessage `json:"agent"`
+	Check     json.RawMessage `json:"check"`
+	Verdict   json.RawMessage `json:"verdict"`
+	DiffStat  json.RawMessage `json:"diff_stat"`
+	Commit    string          `json:"commit"`
+	Entry     IterationEntry  `json:"iteration_entry"`
+}
+
+// CheckpointRel is the repository-relative path of iteration n's checkpoint.
+func (d Dir) CheckpointRel(n int) string {
+	return d.Rel("checkpoints", fmt.Sprintf("iteration-%03d.json.gz", n))
+}
+
+// WriteCheckpoint writes iteration n's checkpoint atomically.
+func (d Dir) WriteCheckpoint(cp *Checkpoint) (string, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	enc := json.NewEncoder(zw)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(cp); err != nil {
+		return "", fmt.Errorf("encoding checkpoint %d: %w", cp.Iteration, err)
+	}
+	if err := zw.Close(); err != nil {
+		return "", fmt.Errorf("compressing checkpoint %d: %w", cp.Iteration, err)
+	}
+	rel := d.CheckpointRel(cp.Iteration)
+	return rel, WriteFileAtomic(filepath.Join(d.Root, rel), buf.Bytes(), 0o644)
+}
+
+// ReadCheckpoint reads iteration n's checkpoint.
+func (d Dir) ReadCheckpoint(n int) (*Checkpoint, error) {
+	path := filepath.Join(d.Root, d.CheckpointRel(n))
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, &CorruptError{Path: path, Err: err}
+	}
+	var cp Checkpoint
+	if err := json.NewDecoder(io.LimitReader(zr, 64<<20)).Decode(&cp); err != nil {
+		return nil, &CorruptError{Path: path, Err: err}
+	}
+	return &cp, nil
+}
+
+// Analytics is analytics/analytics.json: per-iteration durations, tokens,
+// cost and scores.
+type Analytics struct {
+	LoopID     string               `json:"loop_id"`
+	UpdatedAt  time.Time            `json:"updated_at"`
+	Iterations []IterationAnalytics `json:"iterations"`
+	Totals     AnalyticsTotals      `json:"totals"`
+}
+
+// IterationAnalytics is one iteration's measurements.
+type IterationAnalytics struct {
+	Iteration      int       `json:"iteration"`
+	StartedAt      time.Time `json:"started_at"`
+	TotalSeconds   float64   `json:"total_seconds"`
+	AgentSeconds   float64   `json:"agent_seconds"`
+	CheckSeconds   float64   `json:"check_seconds"`
+	HarnessSeconds float64   `json:"harness_seconds"`
+	JudgeMillis    float64   `json:"judge_ms"`
+	Tokens         int64     `json:"tokens"`
+	InputTokens    int64     `json:"input_tokens"`
+	OutputTokens   int64     `json:"output_tokens"`
+	CostUSD        float64   `json:"cost_usd"`
+	CostEstimated  bool      `json:"cost_estimated"`
+	Score          float64   `json:"quality_score"`
+	Passed         bool      `json:"check_passed"`
+	Retries        int       `json:"rate_limit_retries"`
+}
+
+// AnalyticsTotals sums the iterations.
+type AnalyticsTotals struct {
+	Iterations     int     `json:"iterations"`
+	TotalSeconds   float64 `json:"total_seconds"`
+	AgentSeconds   float64 `json:"agent_seconds"`
+	CheckSeconds   float64 `json:"check_seconds"`
+	HarnessSeconds float64 `json:"harness_seconds"`
+	Tokens         int64   `json:"tokens"`
+	CostUSD        float64 `json:"cost_usd"`
+}
+
+// AnalyticsPath is analytics/analytics.json.
+func (d Dir) AnalyticsPath() string { return d.File("analytics", "analytics.json") }
+
+// LoadAnalytics reads analytics.json (empty when absent).
+func (d Dir) LoadAnalytics() (*Analytics, error) {
+	a := &Analytics{LoopID: d.LoopID}
+	b, err := os.ReadFile(d.AnalyticsPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return a, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, a); err != nil {
+		return nil, &CorruptError{Path: d.AnalyticsPath(), Err: err}
+	}
+	return a, nil
+}
+
+// SaveAnalytics recomputes the totals and writes analytics.json.
+func (d Dir) SaveAnalytics(a *Analytics, now time.Time) error {
+	sort.Slice(a.Iterations, func(i, j int) bool { return a.Iterations[i].Iteration < a.Iterations[j].Iteration })
+	var t AnalyticsTotals
+	for _, it := range a.Iterations {
+		t.Iterations++
+		t.TotalSeconds += it.TotalSeconds
+		t.AgentSeconds += it.AgentSeconds
+		t.CheckSeconds += it.CheckSeconds
+		t.HarnessSeconds += it.HarnessSeconds
+		t.Tokens += it.Tokens
+		t.CostUSD += it.CostUSD
+	}
+	a.Totals = t
+	a.UpdatedAt = now.UTC().Truncate(time.Second)
+	return writeJSON(d.AnalyticsPath(), a)
+}
+
+// LogPath is logs/iteration-NNN.log (n = 0 is the baseline check).
+func (d Dir) LogPath(n int) string { return d.File("logs", fmt.Sprintf("iteration-%03d.log", n)) }
+
+// LiveLogPath is logs/loop.log: everything the loop printed, followed by attach.
+func (d Dir) LiveLogPath() string { return d.File("logs", "loop.log") }
+
+// TranscriptPath is transcripts/iteration-NNN.jsonl (redacted).
+func (d Dir) TranscriptPath(n int) string {
+	return d.File("transcripts", fmt.Sprintf("iteration-%03d.jsonl", n))
+}
+
+// ReportPath is report.md.
+func (d Dir) ReportPath() string { return d.File("report.md") }
+
+// ProposalPath is inferred-completion.yaml.
+func (d Dir) ProposalPath() string { return d.File("inferred-completion.yaml") }
+
+// ControlPath is the file through which pause/abort reach a running loop.
+func (d Dir) ControlPath() string { return d.File("control") }
+
+// RequestControl asks a running loop to pause or abort.
+func (d Dir) RequestControl(action string) error {
+	return WriteFileAtomic(d.ControlPath(), []byte(action+"\n"), 0o644)
+}
+
+// TakeControl returns a pending control request ("pause", "abort" or "").
+func (d Dir) TakeControl() string {
+	b, err := os.ReadFile(d.ControlPath())
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// ClearControl removes a handled control request.
+func (d Dir) ClearControl() { os.Remove(d.ControlPath()) }
+
+// ListLoopIDs lists the loop directories that hold a state file.
+func ListLoopIDs(root string) []string {
+	ents, err := os.ReadDir(filepath.Join(root, LoopsDir))
+	if err != nil {
+		return nil
+	}
+	var ids []string
+	for _, e := range ents {
+		if e.IsDir() && ValidLoopID(e.Name()) {
+			if _, err := os.Stat(filepath.Join(root, LoopsDir, e.Name(), "state.json")); err == nil {
+				ids = append(ids, e.Name())
+			}
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
