@@ -244,9 +244,9 @@ func TestCheckpointRoundTrip(t *testing.T) {
 
 func TestSlugAndIDs(t *testing.T) {
 	for in, want := range map[string]string{
-		"Fix the failing tests!":    "fix-the-failing-tests",
-		"":                          "loop",
-		"日本語":                       "loop",
+		"Fix the failing tests!":        "fix-the-failing-tests",
+		"":                              "loop",
+		"日本語":                           "loop",
 		"make `go vet` clean; rm -rf /": "make-go-vet-clean-rm",
 	} {
 		if got := Slug(in); got != want {
