@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -190,5 +191,39 @@ func TestChildSeesFilteredEnv(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "ghs_secret") || !strings.Contains(out.String(), "KEEP=1") {
 		t.Fatalf("child env:\n%s", out.String())
+	}
+}
+
+func TestKillTagged(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	tag := "ralph-test-" + strconv.Itoa(os.Getpid())
+	// A process that escaped its group with setsid, as a crashed harness
+	// would leave it.
+	cmd := exec.Command("setsid", "sh", "-c", "echo $$ > "+pidFile+"; exec sleep 60")
+	cmd.Env = append(shEnv(), OwnerVar+"="+tag)
+	if err := cmd.Start(); err != nil {
+		t.Skip("setsid not available:", err)
+	}
+	go cmd.Wait()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("child did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b, _ := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if n := KillTagged(tag); n < 1 {
+		t.Fatalf("KillTagged signalled %d processes", n)
+	}
+	waitGone(t, pid)
+	if n := KillTagged(tag); n != 0 {
+		t.Fatalf("second KillTagged signalled %d", n)
 	}
 }
