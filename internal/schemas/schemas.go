@@ -22,16 +22,30 @@ const (
 	CompletionProposal = "completion-proposal.schema.json"
 )
 
-// Dir returns the shared schema directory: $AGENT_LOOP_SCHEMAS, or
-// ../shared/schemas relative to the module root.
+// Dir returns the schema directory: $AGENT_LOOP_SCHEMAS, else
+// ../shared/schemas beside the checkout (the contracts as the project was
+// given them), else the copy in testdata/schemas (kept equal to the shared
+// one by TestCopyMatchesShared) so the tests also run in a lone clone.
 func Dir() string {
 	if d := os.Getenv("AGENT_LOOP_SCHEMAS"); d != "" {
 		return d
 	}
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	return filepath.Join(root, "..", "shared", "schemas")
+	if _, err := os.Stat(filepath.Join(SharedDir(), LoopState)); err == nil {
+		return SharedDir()
+	}
+	return CopyDir()
 }
+
+func moduleRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// SharedDir is ../shared/schemas beside the checkout.
+func SharedDir() string { return filepath.Join(moduleRoot(), "..", "shared", "schemas") }
+
+// CopyDir is the project's copy, testdata/schemas.
+func CopyDir() string { return filepath.Join(moduleRoot(), "testdata", "schemas") }
 
 var (
 	mu       sync.Mutex
