@@ -299,6 +299,8 @@ type Record struct {
 	// Rejected is true when a critical regression vetoed the iteration.
 	Rejected bool
 	Level    string // reinforcement level used for this iteration's prompt
+	// Excluded lists changed paths kept out of the commit.
+	Excluded []string
 }
 
 // Guidance is the judge's advice for the next iteration.

@@ -152,7 +152,41 @@ func (d Dir) Load() (*State, error) {
 // Save writes state.json atomically, stamping last_updated.
 func (d Dir) Save(st *State, now time.Time) error {
 	st.LastUpdated = now.UTC().Truncate(time.Second)
+	st.normalize()
 	return writeJSON(d.StatePath(), st)
+}
+
+// normalize gives the schema's arrays an empty value instead of null.
+func (st *State) normalize() {
+	if st.IterationHistory == nil {
+		st.IterationHistory = []IterationEntry{}
+	}
+	if st.RegressionEvents == nil {
+		st.RegressionEvents = []RegressionEvent{}
+	}
+	if st.ReinforcementHistory == nil {
+		st.ReinforcementHistory = []ReinforcementChange{}
+	}
+	if st.RecoveryHistory == nil {
+		st.RecoveryHistory = []Recovery{}
+	}
+	if st.DetectedPatterns == nil {
+		st.DetectedPatterns = []DetectedPattern{}
+	}
+	if st.Progress.CompletionChecks == nil {
+		st.Progress.CompletionChecks = []Check{}
+	}
+	if st.ReinforcementLevel == "" {
+		st.ReinforcementLevel = "MINIMAL"
+	}
+	if st.Version == "" {
+		st.Version = Version
+	}
+	for i := range st.IterationHistory {
+		if st.IterationHistory[i].Artifacts == nil {
+			st.IterationHistory[i].Artifacts = []Artifact{}
+		}
+	}
 }
 
 // Checkpoint is checkpoints/iteration-NNN.json.gz: enough to rebuild the

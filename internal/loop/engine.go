@@ -1,0 +1,902 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aiwg/agent-loop/internal/state"
+	"github.com/aiwg/agent-loop/internal/testreport"
+)
+
+// Options are the loop's settings (from config.Config, resolved).
+type Options struct {
+	Task      string
+	Criterion string
+	Workdir   string // relative to the repository root
+
+	MaxIterations    int
+	Timeout          time.Duration
+	IterationTimeout time.Duration
+	IdleTimeout      time.Duration
+	CheckTimeout     time.Duration
+	// PublishMargin is kept from the wall timeout to publish the result.
+	PublishMargin time.Duration
+
+	Commit  bool
+	Push    bool
+	Branch  string
+	Exclude []string // path prefixes kept out of commits (action mode: .github/workflows/)
+
+	BudgetUSD float64
+	MaxTokens int64
+
+	ConfirmRuns      int
+	RegressionPolicy string // revert, warn, fail, human-gate
+
+	Model    string
+	MaxTurns int
+
+	RateLimitRetries int
+	RateLimitBackoff time.Duration
+	FeedbackBytes    int
+	HeartbeatEvery   time.Duration
+	ControlPoll      time.Duration
+}
+
+func (o *Options) defaults() {
+	if o.PublishMargin == 0 {
+		o.PublishMargin = min(2*time.Minute, o.Timeout/10)
+	}
+	if o.RateLimitRetries == 0 {
+		o.RateLimitRetries = 5
+	}
+	if o.RateLimitBackoff == 0 {
+		o.RateLimitBackoff = 5 * time.Second
+	}
+	if o.FeedbackBytes == 0 {
+		o.FeedbackBytes = 8 << 10
+	}
+	if o.HeartbeatEvery == 0 {
+		o.HeartbeatEvery = state.HeartbeatInterval
+	}
+	if o.ControlPoll == 0 {
+		o.ControlPoll = 500 * time.Millisecond
+	}
+	if o.RegressionPolicy == "" {
+		o.RegressionPolicy = "revert"
+	}
+	if o.Workdir == "" {
+		o.Workdir = "."
+	}
+}
+
+// EventKind names what an Observer is told.
+type EventKind string
+
+const (
+	EventBaseline  EventKind = "baseline"
+	EventIteration EventKind = "iteration" // an iteration finished and was recorded
+	EventFinished  EventKind = "finished"
+)
+
+// Event is one thing the loop reports to its Observer.
+type Event struct {
+	Kind    EventKind
+	State   *state.State
+	Record  *Record
+	Outcome *Outcome
+}
+
+// Observer is told about the loop's progress (the Action updates its PR
+// comment and step summary from it). It must not block for long.
+type Observer interface {
+	Observe(ctx context.Context, ev Event)
+}
+
+// Outcome is how a loop ended.
+type Outcome struct {
+	Status     state.Status
+	StopReason string
+	Iterations int
+	Best       int
+	BestSHA    string
+	// ConfigError is set when the loop stopped on a configuration problem
+	// (missing credentials): exit code 2.
+	ConfigError error
+}
+
+// ExitCode is 0 for completed, 2 for a configuration error, 1 otherwise.
+func (o Outcome) ExitCode() int {
+	switch {
+	case o.ConfigError != nil:
+		return ExitConfig
+	case o.Status == state.Completed:
+		return ExitCompleted
+	default:
+		return ExitNotCompleted
+	}
+}
+
+// Engine runs one loop.
+type Engine struct {
+	Agent    Agent
+	Verifier Verifier
+	Repo     Repo
+	Judge    Judge
+	Dir      state.Dir
+	Registry *state.Store
+	Observer Observer
+	// Env is the filtered environment of the agent and the check.
+	Env []string
+	// Out receives the loop's progress lines; AgentOut additionally receives
+	// the agent's and the check's output (the terminal unless --quiet).
+	Out      io.Writer
+	AgentOut io.Writer
+	Now      func() time.Time
+	Opts     Options
+
+	st             *state.State
+	records        []Record
+	baseline       BaselineMetrics
+	mu             sync.Mutex // guards st against the heartbeat goroutine
+	pause          bool
+	abort          bool
+	analytics      *state.Analytics
+	judgeLatencies []time.Duration
+}
+
+func (e *Engine) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+func (e *Engine) logf(format string, args ...any) {
+	if e.Out != nil {
+		fmt.Fprintf(e.Out, "agent-loop: "+format+"\n", args...)
+	}
+}
+
+// errInterrupted marks a run stopped by a signal.
+var errInterrupted = errors.New("interrupted")
+
+// Run runs (or resumes) the loop whose state st the caller created and
+// registered. It returns when the loop stops; the state on disk is final.
+func (e *Engine) Run(ctx context.Context, st *state.State) (Outcome, error) {
+	e.Opts.defaults()
+	e.st = st
+	start := e.now()
+	deadline := start.Add(e.Opts.Timeout)
+	var err error
+	if e.analytics, err = e.Dir.LoadAnalytics(); err != nil {
+		return Outcome{}, err
+	}
+
+	stopBeat := e.heartbeat()
+	defer stopBeat()
+
+	e.records = recordsFromState(st)
+	fresh := st.Harness.BaseSHA == ""
+	if fresh {
+		out, done, err := e.begin(ctx)
+		if err != nil || done {
+			return out, err
+		}
+	} else {
+		if err := e.reconcile(ctx); err != nil {
+			return Outcome{}, err
+		}
+		// A loop that passed but stopped before completing (a crash, an
+		// approved human gate) needs no further iteration.
+		if n := len(e.records); n > 0 && e.records[n-1].Check.Passed && !e.records[n-1].Rejected {
+			return e.finish(stopReason{status: state.Completed, reason: fmt.Sprintf("the completion check passed on iteration %d", e.records[n-1].Iteration)})
+		}
+	}
+
+	// The iterations: a plain bounded for.
+	var stop stopReason
+	for n := e.lastIteration() + 1; n <= e.Opts.MaxIterations; n++ {
+		if stop = e.beforeIteration(ctx, deadline); stop.set() {
+			break
+		}
+		if stop = e.iterate(ctx, n, deadline); stop.set() {
+			break
+		}
+	}
+	if !stop.set() {
+		stop = stopReason{status: state.Failed, reason: fmt.Sprintf("reached the maximum of %d iterations without passing the check", e.Opts.MaxIterations)}
+		if e.lastIteration() < e.Opts.MaxIterations {
+			stop.reason = fmt.Sprintf("stopped after iteration %d", e.lastIteration())
+		}
+	}
+	return e.finish(stop)
+}
+
+// stopReason says why the loop stops and with which status.
+type stopReason struct {
+	status    state.Status
+	reason    string
+	configErr error
+}
+
+func (s stopReason) set() bool { return s.status != "" }
+
+// begin records the starting point, runs the baseline check and starts the
+// loop branch. done is true when the loop ended already (the criterion
+// passes on the starting commit).
+func (e *Engine) begin(ctx context.Context) (Outcome, bool, error) {
+	branch, sha, err := e.Repo.Head(ctx)
+	if err != nil {
+		return Outcome{}, true, err
+	}
+	e.st.Harness.OriginalBranch = branch
+	e.st.Harness.BaseSHA = sha
+	e.st.Harness.HeadSHA = sha
+	e.logf("baseline: running %q on %s", e.Opts.Criterion, short(sha))
+	check, err := e.runCheck(ctx, 0, time.Time{})
+	if err != nil {
+		return Outcome{}, true, err
+	}
+	if ctx.Err() != nil {
+		out, err := e.finish(stopReason{status: state.Paused, reason: "interrupted during the baseline check"})
+		return out, true, err
+	}
+	e.baseline, err = e.Judge.Baseline(ctx, e.Repo.Root(), check)
+	if err != nil {
+		return Outcome{}, true, fmt.Errorf("measuring the baseline: %w", err)
+	}
+	e.baseline.CapturedAt = e.now()
+	e.recordBaseline(check)
+	e.logf("baseline: check %s%s", passFail(check.Passed), testsNote(check.Tests))
+	if check.Passed {
+		out, err := e.finish(stopReason{status: state.Completed, reason: "the completion check already passes on the starting commit: nothing to do (0 iterations)"})
+		return out, true, err
+	}
+	if e.Opts.Commit {
+		if err := e.Repo.StartBranch(ctx, e.Opts.Branch, sha); err != nil {
+			return Outcome{}, true, err
+		}
+		e.st.Harness.Branch = e.Opts.Branch
+		e.logf("working on branch %s (your branch %s does not move)", e.Opts.Branch, orDetached(branch))
+	}
+	if err := e.save(); err != nil {
+		return Outcome{}, true, err
+	}
+	e.observe(ctx, Event{Kind: EventBaseline, State: e.st})
+	return Outcome{}, false, nil
+}
+
+func orDetached(b string) string {
+	if b == "" {
+		return "(detached HEAD)"
+	}
+	return b
+}
+
+// beforeIteration applies the stop rules that are checked between iterations.
+func (e *Engine) beforeIteration(ctx context.Context, deadline time.Time) stopReason {
+	if ctx.Err() != nil {
+		return stopReason{status: state.Paused, reason: "interrupted by a signal; resume with `agent-loop resume " + e.st.LoopID + "`"}
+	}
+	switch e.Dir.TakeControl() {
+	case "abort":
+		e.Dir.ClearControl()
+		return stopReason{status: state.Aborted, reason: "aborted by request"}
+	case "pause":
+		e.Dir.ClearControl()
+		return stopReason{status: state.Paused, reason: "paused by request; continue with `agent-loop resume " + e.st.LoopID + "`"}
+	}
+	if e.pause {
+		return stopReason{status: state.Paused, reason: "paused by request; continue with `agent-loop resume " + e.st.LoopID + "`"}
+	}
+	if left := deadline.Sub(e.now()) - e.Opts.PublishMargin; left < 10*time.Second {
+		return stopReason{status: state.Failed, reason: fmt.Sprintf("wall timeout of %s reached", e.Opts.Timeout)}
+	}
+	if e.Opts.BudgetUSD > 0 && e.st.Metrics.TotalCostUSD >= e.Opts.BudgetUSD {
+		return stopReason{status: state.Failed, reason: fmt.Sprintf("budget of $%.2f spent ($%.2f)", e.Opts.BudgetUSD, e.st.Metrics.TotalCostUSD)}
+	}
+	if e.Opts.MaxTokens > 0 && e.st.Metrics.TotalTokens >= e.Opts.MaxTokens {
+		return stopReason{status: state.Failed, reason: fmt.Sprintf("token budget of %d spent (%d)", e.Opts.MaxTokens, e.st.Metrics.TotalTokens)}
+	}
+	if g := e.st.Harness.PendingGate; g != nil && g.Decision == "" {
+		return stopReason{status: state.Paused, reason: "waiting for a person to approve or reject iteration " + strconv.Itoa(g.Iteration)}
+	}
+	return stopReason{}
+}
+
+func (e *Engine) lastIteration() int {
+	if len(e.records) == 0 {
+		return 0
+	}
+	return e.records[len(e.records)-1].Iteration
+}
+
+// iterate runs iteration n.
+func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopReason {
+	itStart := e.now()
+	guide := e.guide(n)
+	if guide.Stall != "" {
+		return stopReason{status: state.Failed, reason: "stalled: " + guide.Stall}
+	}
+	prompt := BuildPrompt(PromptInput{
+		Task: e.Opts.Task, Criterion: e.Opts.Criterion, Workdir: e.Opts.Workdir,
+		Iteration: n, MaxIterations: e.Opts.MaxIterations, Records: e.records,
+		Baseline: e.baseline.Check, Guidance: guide, FeedbackBytes: e.Opts.FeedbackBytes,
+	})
+	promptFile := e.Dir.File("prompt.md")
+	lastOut := e.Dir.File("last-output.txt")
+	if err := state.WriteFileAtomic(promptFile, []byte(prompt), 0o644); err != nil {
+		return e.fail(err)
+	}
+	last := ""
+	if len(e.records) > 0 {
+		last = e.records[len(e.records)-1].Check.Output
+	}
+	if err := state.WriteFileAtomic(lastOut, []byte(last), 0o644); err != nil {
+		return e.fail(err)
+	}
+
+	logf, err := e.openLog(n)
+	if err != nil {
+		return e.fail(err)
+	}
+	defer logf.Close()
+	if err := os.MkdirAll(filepath.Dir(e.Dir.TranscriptPath(n)), 0o755); err != nil {
+		return e.fail(err)
+	}
+	transcript, err := os.OpenFile(e.Dir.TranscriptPath(n), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return e.fail(err)
+	}
+	defer transcript.Close()
+
+	e.logf("iteration %d/%d: running %s", n, e.Opts.MaxIterations, e.Agent.Name())
+	itCtx, cancelIt := context.WithCancel(ctx)
+	defer cancelIt()
+	stopWatch := e.watchControl(itCtx, cancelIt)
+	agentTimeout := deadline.Sub(e.now()) - e.Opts.PublishMargin
+	if e.Opts.IterationTimeout > 0 && e.Opts.IterationTimeout < agentTimeout {
+		agentTimeout = e.Opts.IterationTimeout
+	}
+	req := AgentRequest{
+		LoopID: e.st.LoopID, Iteration: n, Task: e.Opts.Task, Criterion: e.Opts.Criterion,
+		Prompt: prompt, PromptFile: promptFile, LastOutputFile: lastOut, Dir: e.Repo.Root(),
+		Env: e.Env, Output: e.teeAgent(logf), Transcript: transcript,
+		Timeout: agentTimeout, IdleTimeout: e.Opts.IdleTimeout, Model: e.Opts.Model, MaxTurns: e.Opts.MaxTurns,
+	}
+	if e.Opts.BudgetUSD > 0 {
+		req.BudgetUSD = max(e.Opts.BudgetUSD-e.st.Metrics.TotalCostUSD, 0.01)
+	}
+	ar, retries, err := e.runAgent(itCtx, req)
+	aborted := stopWatch()
+	if err != nil {
+		return e.fail(fmt.Errorf("running the agent: %w", err))
+	}
+	if aborted {
+		return e.interrupted(n, stopReason{status: state.Aborted, reason: "aborted by request during iteration " + strconv.Itoa(n)})
+	}
+	if ctx.Err() != nil {
+		return e.interrupted(n, stopReason{status: state.Paused, reason: fmt.Sprintf("interrupted by a signal during iteration %d; resume with `agent-loop resume %s`", n, e.st.LoopID)})
+	}
+	switch ar.Class {
+	case ClassAuth:
+		err := fmt.Errorf("the %s agent cannot authenticate: %s", e.Agent.Name(), ar.Detail)
+		return stopReason{status: state.Failed, reason: err.Error(), configErr: err}
+	case ClassRateLimit:
+		return stopReason{status: state.Failed, reason: fmt.Sprintf("the provider kept rate-limiting after %d retries: %s", retries, ar.Detail)}
+	}
+	e.logf("iteration %d: agent finished in %s%s", n, ar.Duration.Round(time.Second), agentNote(ar))
+
+	prevSHA := e.st.Harness.BaseSHA
+	if len(e.records) > 0 && e.records[len(e.records)-1].Commit != "" {
+		prevSHA = e.records[len(e.records)-1].Commit
+	}
+	baseDiff, err := e.Repo.Diff(ctx, e.st.Harness.BaseSHA)
+	if err != nil {
+		return e.fail(err)
+	}
+	stepDiff := baseDiff
+	if prevSHA != e.st.Harness.BaseSHA {
+		if stepDiff, err = e.Repo.Diff(ctx, prevSHA); err != nil {
+			return e.fail(err)
+		}
+	}
+
+	checkStart := e.now()
+	check, err := e.runCheck(ctx, n, deadline)
+	if err != nil {
+		return e.fail(err)
+	}
+	if ctx.Err() != nil {
+		return e.interrupted(n, stopReason{status: state.Paused, reason: fmt.Sprintf("interrupted by a signal during the check of iteration %d", n)})
+	}
+	checkDur := e.now().Sub(checkStart)
+
+	judgeStart := time.Now()
+	verdict, err := e.Judge.Assess(ctx, JudgeInput{
+		Iteration: n, Criterion: e.Opts.Criterion, Baseline: e.baseline,
+		BaseDiff: baseDiff, StepDiff: stepDiff, Check: check, Agent: ar, History: e.records,
+	})
+	if err != nil {
+		return e.fail(fmt.Errorf("judging iteration %d: %w", n, err))
+	}
+	e.judgeLatencies = append(e.judgeLatencies, time.Since(judgeStart))
+
+	rec := Record{
+		Iteration: n, Started: itStart, Agent: ar, Check: check, Verdict: verdict,
+		Fingerprint: testreport.Fingerprint(check.Tests, check.Output),
+		Rejected:    verdict.Critical(), Level: guide.Level,
+	}
+	if e.Opts.Commit {
+		cr, err := e.Repo.Commit(ctx, CommitRequest{
+			Subject: fmt.Sprintf("agent-loop: iteration %d (check %s)", n, passFail(check.Passed)),
+			Body:    commitBody(e.Opts.Task, rec),
+			Trailers: []Trailer{
+				{Key: "Agent-Loop-Id", Value: e.st.LoopID},
+				{Key: "Agent-Loop-Iteration", Value: strconv.Itoa(n)},
+				{Key: "Agent-Loop-Check", Value: passFail(check.Passed)},
+				{Key: "Agent-Loop-Score", Value: strconv.FormatFloat(verdict.Score, 'f', 0, 64)},
+			},
+			Exclude: e.Opts.Exclude,
+		})
+		if err != nil {
+			return e.fail(fmt.Errorf("committing iteration %d: %w", n, err))
+		}
+		rec.Commit, rec.Stat = cr.SHA, cr.Stat
+		e.st.Harness.HeadSHA = cr.SHA
+		if len(cr.Excluded) > 0 {
+			e.logf("iteration %d: kept out of the commit (the token cannot push them): %s", n, strings.Join(cr.Excluded, ", "))
+		}
+		e.push(ctx)
+		rec.Excluded = cr.Excluded
+	} else {
+		rec.Stat = statOfDiff(baseDiff)
+	}
+	rec.Duration = e.now().Sub(itStart)
+	e.records = append(e.records, rec)
+	e.recordIteration(rec, checkDur, retries)
+	if err := e.save(); err != nil {
+		return e.fail(err)
+	}
+	e.logf("iteration %d: check %s%s, score %.0f%s", n, passFail(check.Passed), testsNote(check.Tests), verdict.Score, regressionNote(verdict))
+	e.observe(ctx, Event{Kind: EventIteration, State: e.st, Record: &e.records[len(e.records)-1]})
+
+	if check.Passed && !rec.Rejected {
+		return stopReason{status: state.Completed, reason: fmt.Sprintf("the completion check passed on iteration %d", n)}
+	}
+	if rec.Rejected {
+		if s := e.applyPolicy(ctx, rec); s.set() {
+			return s
+		}
+	}
+	return stopReason{}
+}
+
+// runAgent runs the agent, retrying rate limits with backoff and jitter; they
+// do not count as iterations.
+func (e *Engine) runAgent(ctx context.Context, req AgentRequest) (AgentResult, int, error) {
+	retries := 0
+	for {
+		ar, err := e.Agent.Run(ctx, req)
+		if err != nil || ar.Class != ClassRateLimit || retries >= e.Opts.RateLimitRetries || ctx.Err() != nil {
+			return ar, retries, err
+		}
+		retries++
+		wait := e.Opts.RateLimitBackoff << (retries - 1)
+		wait = min(wait, 2*time.Minute)
+		wait += time.Duration(rand.Int64N(int64(wait)/2 + 1))
+		e.logf("iteration %d: rate limited (%s); retrying in %s (%d/%d)", req.Iteration, ar.Detail, wait.Round(time.Second), retries, e.Opts.RateLimitRetries)
+		select {
+		case <-ctx.Done():
+			return ar, retries, nil
+		case <-time.After(wait):
+		}
+	}
+}
+
+// runCheck runs the completion command (iteration 0 is the baseline) and
+// confirms a pass by re-running it ConfirmRuns times; a test that flips is
+// flaky and the pass is not trusted.
+func (e *Engine) runCheck(ctx context.Context, n int, deadline time.Time) (CheckResult, error) {
+	logf, err := e.openLog(n)
+	if err != nil {
+		return CheckResult{}, err
+	}
+	defer logf.Close()
+	timeout := e.Opts.CheckTimeout
+	if !deadline.IsZero() {
+		if left := deadline.Sub(e.now()) - e.Opts.PublishMargin/2; timeout == 0 || left < timeout {
+			timeout = max(left, 30*time.Second)
+		}
+	}
+	req := CheckRequest{
+		Command: e.Opts.Criterion, Dir: filepath.Join(e.Repo.Root(), e.Opts.Workdir),
+		Env: e.Env, Timeout: timeout, Output: e.teeAgent(logf),
+	}
+	fmt.Fprintf(logf, "\n--- completion check: %s\n", e.Opts.Criterion)
+	res, err := e.Verifier.Check(ctx, req)
+	if err != nil {
+		return res, fmt.Errorf("running the completion check: %w", err)
+	}
+	flips := map[string]bool{}
+	confirm := func(first CheckResult, runs int) CheckResult {
+		for i := 0; i < runs && ctx.Err() == nil; i++ {
+			fmt.Fprintf(logf, "\n--- confirmation run %d: %s\n", i+1, e.Opts.Criterion)
+			again, err := e.Verifier.Check(ctx, req)
+			if err != nil {
+				break
+			}
+			for _, f := range symmetricDiff(first.Tests.Failing, again.Tests.Failing) {
+				flips[f] = true
+			}
+			if again.Passed != first.Passed {
+				first.Passed = false
+				if len(flips) == 0 {
+					flips["(whole check: exit "+strconv.Itoa(first.ExitCode)+" then "+strconv.Itoa(again.ExitCode)+")"] = true
+				}
+			}
+		}
+		return first
+	}
+	if n > 0 && res.Passed && e.Opts.ConfirmRuns > 0 {
+		res = confirm(res, e.Opts.ConfirmRuns)
+	} else if n > 0 && !res.Passed && e.baseline.Check.Tests.Known {
+		// A baseline-passing test failing for the first time: run once more
+		// to tell flakiness from breakage.
+		if newly := intersect(res.Tests.Failing, e.baseline.Check.Tests.Passing); len(newly) > 0 && !e.failedBefore(newly) {
+			res = confirm(res, 1)
+		}
+	}
+	for f := range flips {
+		res.Flaky = append(res.Flaky, f)
+	}
+	sortStrings(res.Flaky)
+	return res, nil
+}
+
+func (e *Engine) failedBefore(names []string) bool {
+	for _, r := range e.records {
+		if len(intersect(r.Check.Tests.Failing, names)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// applyPolicy handles an iteration vetoed by a critical regression.
+func (e *Engine) applyPolicy(ctx context.Context, rec Record) stopReason {
+	types := regressionTypes(rec.Verdict)
+	rc := state.Recovery{
+		RecoveryID: fmt.Sprintf("rec-%03d", rec.Iteration), Timestamp: e.now().UTC().Truncate(time.Second),
+		Iteration: rec.Iteration, Trigger: "regression_detected: " + strings.Join(types, ", "),
+	}
+	now := rc.Timestamp
+	rc.ProtocolSteps.Pause = &state.PauseStep{ExecutedAt: now, Actions: []string{"iteration " + strconv.Itoa(rec.Iteration) + " rejected: it cannot complete the loop nor be published"}}
+	rc.ProtocolSteps.Diagnose = &state.DiagnoseStep{ExecutedAt: now, RootCause: diagnose(rec.Verdict), Confidence: 0.9}
+	outcome := "escalated"
+	var stop stopReason
+	switch e.Opts.RegressionPolicy {
+	case "revert":
+		target, label := e.revertTarget()
+		changes := []string{"work tree reset to " + label, "next prompt names the rejected change and forbids it"}
+		if !e.Opts.Commit && target == e.st.Harness.BaseSHA && e.st.Harness.Baseline != nil {
+			// Without commits, resetting would discard the user's own
+			// uncommitted changes: warn instead.
+			changes = []string{"not reset (--no-commit): the next prompt names the rejected change"}
+		} else if err := e.Repo.ResetTo(ctx, target); err != nil {
+			return e.fail(fmt.Errorf("reverting iteration %d: %w", rec.Iteration, err))
+		}
+		rc.ProtocolSteps.Adapt = &state.AdaptStep{ExecutedAt: now, Strategy: "revert to " + label + " and retry", ChangesMade: changes}
+		rc.ProtocolSteps.Retry = &state.RetryStep{ExecutedAt: now, RetryIteration: rec.Iteration + 1}
+		outcome = "success"
+		e.logf("iteration %d rejected (%s): reverted the work tree to %s", rec.Iteration, strings.Join(types, ", "), label)
+	case "warn":
+		rc.ProtocolSteps.Adapt = &state.AdaptStep{ExecutedAt: now, Strategy: "warn and continue", ChangesMade: []string{"next prompt names the rejected change"}}
+		rc.ProtocolSteps.Retry = &state.RetryStep{ExecutedAt: now, RetryIteration: rec.Iteration + 1}
+		outcome = "success"
+	case "fail":
+		rc.ProtocolSteps.Escalate = &state.EscalateStep{ExecutedAt: now, Reason: "regression policy fail: the loop stops at the first critical regression"}
+		outcome = "failed"
+		stop = stopReason{status: state.Failed, reason: fmt.Sprintf("iteration %d cheated (%s) and the regression policy is fail", rec.Iteration, strings.Join(types, ", "))}
+	case "human-gate":
+		rc.ProtocolSteps.Escalate = &state.EscalateStep{ExecutedAt: now, Reason: "critical regression: a person must approve or reject iteration " + strconv.Itoa(rec.Iteration)}
+		e.st.Harness.PendingGate = &state.Gate{Iteration: rec.Iteration, Reason: strings.Join(types, ", ")}
+		stop = stopReason{status: state.Paused, reason: fmt.Sprintf("iteration %d needs a human decision (%s): approve or reject, then resume", rec.Iteration, strings.Join(types, ", "))}
+		for i := range e.st.RegressionEvents {
+			if e.st.RegressionEvents[i].Iteration == rec.Iteration {
+				e.st.RegressionEvents[i].HumanGateInvoked = true
+			}
+		}
+	}
+	rc.Outcome = outcome
+	e.st.RecoveryAttempts++
+	e.st.RecoveryHistory = append(e.st.RecoveryHistory, rc)
+	for i := range e.st.RegressionEvents {
+		if e.st.RegressionEvents[i].Iteration == rec.Iteration {
+			e.st.RegressionEvents[i].RecoveryProtocolInvoked = true
+			o := map[string]string{"success": "success", "failed": "failed", "escalated": "escalated"}[outcome]
+			e.st.RegressionEvents[i].RecoveryOutcome = &o
+		}
+	}
+	if n := len(e.st.IterationHistory); n > 0 {
+		e.st.IterationHistory[n-1].RecoveryAttempted = true
+	}
+	if err := e.save(); err != nil {
+		return e.fail(err)
+	}
+	return stop
+}
+
+// revertTarget is the commit the work tree goes back to after a rejected
+// iteration: the best iteration so far, or the starting commit.
+func (e *Engine) revertTarget() (string, string) {
+	if best, _ := e.Judge.Best(e.records); best > 0 {
+		for _, r := range e.records {
+			if r.Iteration == best && r.Commit != "" {
+				return r.Commit, fmt.Sprintf("iteration %d (the best so far)", best)
+			}
+		}
+	}
+	return e.st.Harness.BaseSHA, "the starting commit"
+}
+
+func diagnose(v Verdict) string {
+	var parts []string
+	for _, r := range v.Regressions {
+		if r.Severity == "critical" {
+			parts = append(parts, r.Type+": "+r.Summary)
+		}
+	}
+	return "The agent made the check easier instead of fixing the code: " + strings.Join(parts, "; ")
+}
+
+// interrupted handles an iteration stopped before it was recorded: the
+// agent's partial work is saved as a patch (nothing is lost) and stays in the
+// work tree; a resume discards it from the tree and redoes the iteration.
+func (e *Engine) interrupted(n int, s stopReason) stopReason {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if d, err := e.Repo.Diff(ctx, e.headSHA()); err == nil && d != "" {
+		p := e.Dir.File(fmt.Sprintf("interrupted-iteration-%03d.patch", n))
+		if state.WriteFileAtomic(p, []byte(d), 0o644) == nil {
+			s.reason += fmt.Sprintf(" (its partial changes are saved in %s)", e.Dir.Rel(filepath.Base(p)))
+		}
+	}
+	return s
+}
+
+func (e *Engine) headSHA() string {
+	if e.st.Harness.HeadSHA != "" {
+		return e.st.Harness.HeadSHA
+	}
+	return e.st.Harness.BaseSHA
+}
+
+func (e *Engine) fail(err error) stopReason {
+	e.mu.Lock()
+	e.st.ErrorContext = &state.ErrorContext{ErrorMessage: err.Error(), ErrorTimestamp: e.now().UTC().Truncate(time.Second)}
+	e.mu.Unlock()
+	return stopReason{status: state.Failed, reason: err.Error()}
+}
+
+// guide asks the judge for the next iteration's reinforcement and records a
+// level change.
+func (e *Engine) guide(n int) Guidance {
+	cur := Guidance{Level: e.st.ReinforcementLevel}
+	g := e.Judge.Guide(e.records, cur)
+	if g.Level == "" {
+		g.Level = cur.Level
+	}
+	if g.Level != cur.Level {
+		e.st.ReinforcementHistory = append(e.st.ReinforcementHistory, state.ReinforcementChange{
+			Timestamp: e.now().UTC().Truncate(time.Second), Iteration: n, FromLevel: cur.Level, ToLevel: g.Level, Reason: g.Reason,
+		})
+		e.st.ReinforcementLevel = g.Level
+		e.logf("iteration %d: reinforcement %s -> %s (%s)", n, cur.Level, g.Level, g.Reason)
+	}
+	return g
+}
+
+// watchControl polls the control file while an iteration runs: an abort
+// request cancels the iteration at once, a pause request lets it finish.
+// The returned function stops the watcher and reports whether it aborted.
+func (e *Engine) watchControl(ctx context.Context, cancel context.CancelFunc) func() bool {
+	done := make(chan struct{})
+	var aborted bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(e.Opts.ControlPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				switch e.Dir.TakeControl() {
+				case "abort":
+					e.Dir.ClearControl()
+					aborted = true
+					cancel()
+					return
+				case "pause":
+					e.Dir.ClearControl()
+					e.mu.Lock()
+					e.pause = true
+					e.mu.Unlock()
+				}
+			}
+		}
+	}()
+	return func() bool {
+		close(done)
+		wg.Wait()
+		return aborted
+	}
+}
+
+// heartbeat keeps the registry's last_active fresh while the loop runs.
+func (e *Engine) heartbeat() func() {
+	if e.Registry == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(e.Opts.HeartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				e.mu.Lock()
+				cp := *e.st
+				e.mu.Unlock()
+				_ = e.Registry.Sync(&cp)
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+func (e *Engine) observe(ctx context.Context, ev Event) {
+	if e.Observer != nil {
+		e.Observer.Observe(ctx, ev)
+	}
+}
+
+func (e *Engine) openLog(n int) (*os.File, error) {
+	p := e.Dir.LogPath(n)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+}
+
+// teeAgent sends agent/check output to the iteration log and, unless quiet,
+// to the terminal.
+func (e *Engine) teeAgent(log io.Writer) io.Writer {
+	if e.AgentOut == nil {
+		return log
+	}
+	return io.MultiWriter(log, e.AgentOut)
+}
+
+func (e *Engine) push(ctx context.Context) {
+	if !e.Opts.Push {
+		return
+	}
+	p, ok := e.Repo.(Pusher)
+	if !ok {
+		return
+	}
+	if err := p.Push(ctx, e.Opts.Branch); err != nil {
+		msg := fmt.Sprintf("%s: push failed: %v", e.now().UTC().Format(time.RFC3339), err)
+		e.st.Harness.PushErrors = append(e.st.Harness.PushErrors, msg)
+		e.logf("push of %s failed (the commit is kept locally and pushed again later): %v", e.Opts.Branch, err)
+	}
+}
+
+func passFail(ok bool) string {
+	if ok {
+		return "pass"
+	}
+	return "fail"
+}
+
+func short(sha string) string {
+	if len(sha) > 8 {
+		return sha[:8]
+	}
+	return sha
+}
+
+func testsNote(t testreport.Summary) string {
+	if !t.Known {
+		return ""
+	}
+	return fmt.Sprintf(" (%d passed, %d failed, %d skipped)", t.Passed, t.Failed, t.Skipped)
+}
+
+func agentNote(ar AgentResult) string {
+	var parts []string
+	if ar.Class != ClassNone {
+		parts = append(parts, string(ar.Class))
+	}
+	if ar.Tokens() > 0 {
+		parts = append(parts, fmt.Sprintf("%d tokens", ar.Tokens()))
+	}
+	if ar.CostUSD > 0 {
+		parts = append(parts, fmt.Sprintf("$%.4f", ar.CostUSD))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+func regressionNote(v Verdict) string {
+	if len(v.Regressions) == 0 {
+		return ""
+	}
+	return "; regressions: " + strings.Join(regressionTypes(v), ", ")
+}
+
+func regressionTypes(v Verdict) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range v.Regressions {
+		k := r.Type + " (" + r.Severity + ")"
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func commitBody(task string, r Record) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Task: %s\n", oneLine(task, 200))
+	if r.Check.Tests.Known {
+		fmt.Fprintf(&b, "Tests: %d passed, %d failed, %d skipped\n", r.Check.Tests.Passed, r.Check.Tests.Failed, r.Check.Tests.Skipped)
+	}
+	for _, g := range r.Verdict.Regressions {
+		fmt.Fprintf(&b, "Regression: %s (%s): %s\n", g.Type, g.Severity, oneLine(g.Summary, 160))
+	}
+	if r.Rejected {
+		b.WriteString("Rejected: a critical regression vetoes this iteration.\n")
+	}
+	return b.String()
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return s
+}
+
+// Exit codes of the CLI and the Action (DESIGN.md): one place.
+const (
+	ExitCompleted    = 0 // the criterion was verified by the harness
+	ExitNotCompleted = 1 // max iterations, timeout, budget, stall, failed, aborted, paused
+	ExitConfig       = 2 // bad input or configuration; nothing was started
+)

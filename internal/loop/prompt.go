@@ -1,0 +1,101 @@
+package loop
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/aiwg/agent-loop/internal/testreport"
+)
+
+// PromptInput is what the prompt of one iteration is built from.
+type PromptInput struct {
+	Task          string
+	Criterion     string
+	Workdir       string
+	Iteration     int
+	MaxIterations int
+	Records       []Record
+	Baseline      CheckResult
+	Guidance      Guidance
+	FeedbackBytes int
+}
+
+// BuildPrompt writes the prompt of one iteration: the task, how completion is
+// verified, what the last check said (trimmed to what matters), compact
+// learnings from earlier iterations, regression warnings and the
+// reinforcement paragraphs. The task is data in a file or an argument,
+// never a shell command.
+func BuildPrompt(in PromptInput) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Task\n\n%s\n\n", strings.TrimSpace(in.Task))
+	b.WriteString("# How completion is verified\n\n")
+	fmt.Fprintf(&b, "After you stop, the harness itself runs this command in `%s` and the task is done only when it exits 0:\n\n", in.Workdir)
+	fmt.Fprintf(&b, "```sh\n%s\n```\n\n", in.Criterion)
+	b.WriteString("Fix the code so that the command passes. Do not delete, skip or weaken tests, do not change the command's own " +
+		"configuration (test config, CI workflows, the test script), and do not suppress errors: such changes are detected and the " +
+		"iteration is rejected. Do not commit; the harness commits your changes.\n\n")
+	fmt.Fprintf(&b, "This is iteration %d of at most %d.\n\n", in.Iteration, in.MaxIterations)
+
+	var last *Record
+	if len(in.Records) > 0 {
+		last = &in.Records[len(in.Records)-1]
+	}
+	check := in.Baseline
+	label := "the starting commit"
+	if last != nil {
+		check = last.Check
+		label = fmt.Sprintf("iteration %d", last.Iteration)
+	}
+	if check.Output != "" || check.ExitCode != 0 {
+		fmt.Fprintf(&b, "# Result of the check on %s\n\n", label)
+		fmt.Fprintf(&b, "Exit code %d%s.\n\n", check.ExitCode, testsNote(check.Tests))
+		fb := testreport.Feedback(check.Output, check.Tests, max(in.FeedbackBytes-b.Len()/4, 2048))
+		if fb != "" {
+			fmt.Fprintf(&b, "```text\n%s\n```\n\n", strings.TrimRight(fb, "\n"))
+		}
+		if len(check.Flaky) > 0 {
+			fmt.Fprintf(&b, "Flaky (flipped between runs, not blamed on you): %s\n\n", strings.Join(check.Flaky, ", "))
+		}
+	}
+
+	if len(in.Records) > 0 {
+		b.WriteString("# Learnings from earlier iterations\n\n")
+		from := max(0, len(in.Records)-5)
+		for _, r := range in.Records[from:] {
+			fmt.Fprintf(&b, "- Iteration %d: check %s%s, %d files changed", r.Iteration, passFail(r.Check.Passed), testsNote(r.Check.Tests), r.Stat.Files)
+			if len(r.Check.Tests.Failing) > 0 {
+				fmt.Fprintf(&b, "; still failing: %s", strings.Join(capList(r.Check.Tests.Failing, 5), ", "))
+			}
+			if r.Agent.Class != ClassNone {
+				fmt.Fprintf(&b, "; the agent run ended with %s", r.Agent.Class)
+			}
+			if msg := oneLine(r.Agent.Message, 240); msg != "" {
+				fmt.Fprintf(&b, "; the agent said: %q", msg)
+			}
+			b.WriteString("\n")
+			if r.Rejected {
+				for _, g := range r.Verdict.Regressions {
+					if g.Severity == "critical" {
+						fmt.Fprintf(&b, "  - REJECTED for %s: %s", g.Type, oneLine(g.Summary, 200))
+						if len(g.Evidence) > 0 {
+							fmt.Fprintf(&b, " (%s", g.Evidence[0].Path)
+							if g.Evidence[0].Line > 0 {
+								fmt.Fprintf(&b, ":%d", g.Evidence[0].Line)
+							}
+							b.WriteString(")")
+						}
+						b.WriteString(". Do not do this again.\n")
+					}
+				}
+			}
+		}
+		b.WriteString("\n")
+	}
+	if len(in.Guidance.Prompt) > 0 {
+		fmt.Fprintf(&b, "# Guidance (%s)\n\n", in.Guidance.Level)
+		for _, p := range in.Guidance.Prompt {
+			fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(p))
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,551 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aiwg/agent-loop/internal/state"
+	"github.com/aiwg/agent-loop/internal/testreport"
+)
+
+// outputKeep is how much of a check's output the state keeps per check.
+const outputKeep = 2000
+
+// save writes state.json and the registry heartbeat.
+func (e *Engine) save() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.Dir.Save(e.st, e.now()); err != nil {
+		return err
+	}
+	if e.Registry != nil {
+		if err := e.Registry.Sync(e.st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Engine) recordBaseline(check CheckResult) {
+	t := check.Tests
+	b := &state.BaselineCheck{
+		Passed: check.Passed, ExitCode: check.ExitCode, Known: t.Known, Total: t.Total, Passing: t.Passed,
+		Failed: t.Failed, Failing: t.Failing, Output: tailString(check.Output, outputKeep), Seconds: check.Duration.Seconds(),
+	}
+	e.st.Harness.Baseline = b
+	bm := &state.BaselineMetrics{
+		CapturedAt: e.baseline.CapturedAt.UTC().Truncate(time.Second), TestCount: t.Total,
+		FileCount: e.baseline.FileCount, LinesOfCode: e.baseline.LinesOfCode, LintErrors: e.baseline.LintErrors,
+		CustomMetrics: map[string]any{"tests_known": t.Known, "tests_passed": t.Passed, "tests_failed": t.Failed, "check_passed": check.Passed},
+	}
+	if t.Coverage != nil {
+		bm.CoveragePercentage = *t.Coverage
+		bm.CustomMetrics["coverage_known"] = true
+	} else {
+		bm.CustomMetrics["coverage_known"] = false
+	}
+	e.st.BaselineMetrics = bm
+	e.st.DetectionEnabled = true
+	c := state.Check{Iteration: 0, Timestamp: e.now().UTC().Truncate(time.Second), Passed: check.Passed, Output: tailString(check.Output, outputKeep)}
+	e.st.Progress.CompletionChecks = append(e.st.Progress.CompletionChecks, c)
+	e.st.Progress.LastCompletionCheck = &c
+}
+
+// recordIteration writes the iteration into the state, the checkpoint and
+// the analytics.
+func (e *Engine) recordIteration(r Record, checkDur time.Duration, retries int) {
+	now := e.now().UTC().Truncate(time.Second)
+	prevScore := 0.0
+	if len(e.st.IterationHistory) > 0 {
+		prevScore = e.st.IterationHistory[len(e.st.IterationHistory)-1].QualityScore
+	}
+	t := r.Check.Tests
+	entry := state.IterationEntry{
+		Iteration: r.Iteration, Timestamp: now, QualityScore: round1(r.Verdict.Score),
+		QualityDelta: round1(r.Verdict.Score - prevScore),
+		QualityBreakdown: state.QualityBreakdown{
+			Validation: round1(r.Verdict.Breakdown.Validation), Completeness: round1(r.Verdict.Breakdown.Completeness),
+			Correctness: round1(r.Verdict.Breakdown.Correctness), Readability: round1(r.Verdict.Breakdown.Readability),
+			Efficiency: round1(r.Verdict.Breakdown.Efficiency),
+		},
+		Artifacts:          []state.Artifact{},
+		SnapshotPath:       e.Dir.CheckpointRel(r.Iteration),
+		MetricsSnapshot:    state.MetricsSnapshot{TestCount: t.Total, CoveragePercentage: t.Coverage},
+		RegressionDetected: len(r.Verdict.Regressions) > 0,
+		Commit:             r.Commit, CheckPassed: r.Check.Passed, CheckExitCode: r.Check.ExitCode, TestsKnown: t.Known,
+		Failing: capList(t.Failing, 50), Flaky: r.Check.Flaky, Rejected: r.Rejected,
+		DurationSeconds: round1(r.Duration.Seconds()), AgentSeconds: round1(r.Agent.Duration.Seconds()), CheckSeconds: round1(checkDur.Seconds()),
+		AgentExitCode: r.Agent.ExitCode, AgentClass: string(r.Agent.Class), AgentDetail: r.Agent.Detail,
+		AgentMessage: tailString(r.Agent.Message, 1000), Tokens: r.Agent.Tokens(), CostUSD: r.Agent.CostUSD,
+		CostEstimated: r.Agent.CostEstimated, Turns: r.Agent.Turns,
+		FilesChanged: r.Stat.Files, Additions: r.Stat.Additions, Deletions: r.Stat.Deletions, Excluded: r.Excluded,
+		Fingerprint: r.Fingerprint, Explain: r.Verdict.Explain, Reinforcement: r.Level,
+	}
+	for _, p := range r.Stat.Paths {
+		entry.Artifacts = append(entry.Artifacts, state.Artifact{Path: p})
+	}
+	if t.Known {
+		entry.TestResults = &state.TestResults{Total: t.Total, Passed: t.Passed, Failed: t.Failed, Skipped: t.Skipped, Coverage: t.Coverage}
+	}
+	for i, g := range r.Verdict.Regressions {
+		diff := map[string]any{}
+		if len(g.Evidence) > 0 {
+			diff["evidence"] = g.Evidence
+		}
+		e.st.RegressionEvents = append(e.st.RegressionEvents, state.RegressionEvent{
+			EventID:   fmt.Sprintf("reg-%03d-%02d", r.Iteration, i+1),
+			Timestamp: now, Iteration: r.Iteration, RegressionType: g.Type, Severity: g.Severity,
+			Details: state.RegressionDetails{BaselineValue: g.Baseline, CurrentValue: g.Current, Diff: diff, Summary: g.Summary},
+		})
+		e.st.DetectedPatterns = append(e.st.DetectedPatterns, state.DetectedPattern{
+			PatternID: patternID(g.Type), PatternName: g.Type, Iteration: r.Iteration, Timestamp: now, Severity: g.Severity,
+		})
+	}
+	e.mu.Lock()
+	e.st.Iteration = r.Iteration
+	e.st.IterationHistory = append(e.st.IterationHistory, entry)
+	c := state.Check{Iteration: r.Iteration, Timestamp: now, Passed: r.Check.Passed, Output: tailString(r.Check.Output, outputKeep)}
+	e.st.Progress.CompletionChecks = append(e.st.Progress.CompletionChecks, c)
+	e.st.Progress.LastCompletionCheck = &c
+	e.updateMetrics()
+	e.updateBest(now)
+	e.mu.Unlock()
+
+	cp := &state.Checkpoint{
+		LoopID: e.st.LoopID, Iteration: r.Iteration, CreatedAt: now, Prompt: readFile(e.Dir.File("prompt.md")),
+		Agent: mustJSON(r.Agent), Check: mustJSON(checkForCheckpoint(r.Check)), Verdict: mustJSON(r.Verdict),
+		DiffStat: mustJSON(r.Stat), Commit: r.Commit, Entry: entry,
+	}
+	if rel, err := e.Dir.WriteCheckpoint(cp); err == nil {
+		e.st.LastCheckpoint = &rel
+	} else {
+		e.logf("writing checkpoint %d failed: %v", r.Iteration, err)
+	}
+	agentS, checkS := r.Agent.Duration.Seconds(), checkDur.Seconds()
+	e.analytics.Iterations = append(e.analytics.Iterations, state.IterationAnalytics{
+		Iteration: r.Iteration, StartedAt: r.Started.UTC().Truncate(time.Second), TotalSeconds: round3(r.Duration.Seconds()),
+		AgentSeconds: round3(agentS), CheckSeconds: round3(checkS), HarnessSeconds: round3(max(r.Duration.Seconds()-agentS-checkS, 0)),
+		JudgeMillis: float64(e.judgeLatencies[len(e.judgeLatencies)-1].Microseconds()) / 1000,
+		Tokens:      r.Agent.Tokens(), InputTokens: r.Agent.InputTokens, OutputTokens: r.Agent.OutputTokens,
+		CostUSD: r.Agent.CostUSD, CostEstimated: r.Agent.CostEstimated, Score: round1(r.Verdict.Score), Passed: r.Check.Passed, Retries: retries,
+	})
+	if err := e.Dir.SaveAnalytics(e.analytics, e.now()); err != nil {
+		e.logf("writing analytics failed: %v", err)
+	}
+	e.updatePersistenceMetrics()
+}
+
+func checkForCheckpoint(c CheckResult) any {
+	return struct {
+		Passed     bool               `json:"passed"`
+		ExitCode   int                `json:"exit_code"`
+		Seconds    float64            `json:"seconds"`
+		TimedOut   bool               `json:"timed_out"`
+		OutputTail string             `json:"output_tail"`
+		Tests      testreport.Summary `json:"tests"`
+		Flaky      []string           `json:"flaky,omitempty"`
+	}{c.Passed, c.ExitCode, c.Duration.Seconds(), c.TimedOut, tailString(c.Output, 16<<10), c.Tests, c.Flaky}
+}
+
+func patternID(t string) string {
+	ids := map[string]string{"test_deletion": "LP-001", "test_skipping": "LP-002", "assertion_weakening": "LP-003",
+		"error_suppression": "LP-004", "validation_bypass": "LP-005", "coverage_regression": "LP-006", "feature_removal": "LP-007"}
+	if id, ok := ids[t]; ok {
+		return id
+	}
+	return "LP-000"
+}
+
+func (e *Engine) updateMetrics() {
+	m := state.Metrics{}
+	var secs float64
+	for _, h := range e.st.IterationHistory {
+		m.TotalIterations++
+		if h.CheckPassed && !h.Rejected {
+			m.SuccessfulIterations++
+		} else {
+			m.FailedIterations++
+		}
+		m.TotalTokens += h.Tokens
+		m.TotalCostUSD += h.CostUSD
+		secs += h.DurationSeconds
+	}
+	m.TotalCostUSD = float64(int64(m.TotalCostUSD*1e6+0.5)) / 1e6
+	m.TotalDurationSeconds = int(secs + 0.5)
+	if m.TotalIterations > 0 {
+		m.AverageIterationTimeSeconds = round1(secs / float64(m.TotalIterations))
+	}
+	e.st.Metrics = m
+}
+
+func (e *Engine) updateBest(now time.Time) {
+	best, reason := e.Judge.Best(e.records)
+	if best == 0 {
+		e.st.BestIteration = nil
+		e.st.Harness.BestSHA = ""
+		return
+	}
+	for _, h := range e.st.IterationHistory {
+		if h.Iteration == best {
+			if e.st.BestIteration == nil || e.st.BestIteration.Iteration != best {
+				e.st.BestIteration = &state.BestIteration{Iteration: best, UpdatedAt: now}
+			}
+			e.st.BestIteration.QualityScore = h.QualityScore
+			e.st.BestIteration.SelectionReason = reason
+			e.st.BestIteration.SnapshotPath = h.SnapshotPath
+			e.st.BestIteration.Commit = h.Commit
+			e.st.Harness.BestSHA = h.Commit
+		}
+	}
+}
+
+func (e *Engine) updatePersistenceMetrics() {
+	if len(e.judgeLatencies) == 0 {
+		return
+	}
+	ls := append([]time.Duration(nil), e.judgeLatencies...)
+	sort.Slice(ls, func(i, j int) bool { return ls[i] < ls[j] })
+	pct := func(p float64) int {
+		i := int(p*float64(len(ls))+0.999999) - 1
+		i = min(max(i, 0), len(ls)-1)
+		return int(ls[i].Milliseconds())
+	}
+	tot := e.analytics.Totals
+	overhead := 0.0
+	if busy := tot.AgentSeconds + tot.CheckSeconds; busy > 0 {
+		overhead = round1(100 * tot.HarnessSeconds / busy)
+	}
+	pm := &state.PersistenceMetrics{DetectionLatencyP95Ms: pct(0.95), DetectionLatencyP99Ms: pct(0.99), IntegrationOverheadPercentage: overhead}
+	for _, ev := range e.st.RegressionEvents {
+		if ev.HumanDecision != nil && *ev.HumanDecision == "approve" {
+			pm.FalsePositiveCount++
+		} else {
+			pm.TruePositiveCount++
+		}
+	}
+	if n := pm.TruePositiveCount + pm.FalsePositiveCount; n > 0 {
+		pm.FalsePositiveRate = float64(pm.FalsePositiveCount) / float64(n)
+	}
+	e.st.PersistenceMetrics = pm
+}
+
+// recordsFromState rebuilds the engine's records from a saved state (resume).
+func recordsFromState(st *state.State) []Record {
+	var out []Record
+	for _, h := range st.IterationHistory {
+		r := Record{
+			Iteration: h.Iteration, Started: h.Timestamp, Duration: time.Duration(h.DurationSeconds * float64(time.Second)),
+			Commit: h.Commit, Fingerprint: h.Fingerprint, Rejected: h.Rejected, Level: h.Reinforcement, Excluded: h.Excluded,
+			Stat: DiffStat{Files: h.FilesChanged, Additions: h.Additions, Deletions: h.Deletions},
+			Agent: AgentResult{ExitCode: h.AgentExitCode, Class: ErrorClass(h.AgentClass), Detail: h.AgentDetail, Message: h.AgentMessage,
+				CostUSD: h.CostUSD, CostEstimated: h.CostEstimated, Turns: h.Turns, Duration: time.Duration(h.AgentSeconds * float64(time.Second))},
+			Check:   CheckResult{Passed: h.CheckPassed, ExitCode: h.CheckExitCode, Flaky: h.Flaky},
+			Verdict: Verdict{Score: h.QualityScore, Explain: h.Explain, Breakdown: Breakdown(h.QualityBreakdown)},
+		}
+		r.Agent.OutputTokens = h.Tokens
+		for _, a := range h.Artifacts {
+			r.Stat.Paths = append(r.Stat.Paths, a.Path)
+		}
+		r.Check.Tests = testreport.Summary{Known: h.TestsKnown, Failing: h.Failing}
+		if h.TestResults != nil {
+			r.Check.Tests.Total, r.Check.Tests.Passed = h.TestResults.Total, h.TestResults.Passed
+			r.Check.Tests.Failed, r.Check.Tests.Skipped = h.TestResults.Failed, h.TestResults.Skipped
+			r.Check.Tests.Coverage = h.TestResults.Coverage
+		}
+		for _, c := range st.Progress.CompletionChecks {
+			if c.Iteration == h.Iteration {
+				r.Check.Output = c.Output
+			}
+		}
+		for _, ev := range st.RegressionEvents {
+			if ev.Iteration == h.Iteration {
+				r.Verdict.Regressions = append(r.Verdict.Regressions, Regression{Type: ev.RegressionType, Severity: ev.Severity, Summary: ev.Details.Summary, Baseline: ev.Details.BaselineValue, Current: ev.Details.CurrentValue})
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// reconcile prepares a resumed loop: the loop branch is checked out, commits
+// the state does not know (a crash between commit and state write) are
+// rebuilt from their trailers, and a half-done iteration's changes are
+// saved as a patch and discarded.
+func (e *Engine) reconcile(ctx context.Context) error {
+	b := e.st.Harness.Baseline
+	if b != nil {
+		e.baseline = BaselineMetrics{CapturedAt: e.st.StartedAt, Check: CheckResult{Passed: b.Passed, ExitCode: b.ExitCode, Output: b.Output,
+			Tests: testreport.Summary{Known: b.Known, Total: b.Total, Passed: b.Passing, Failed: b.Failed, Failing: b.Failing}}}
+		if bm := e.st.BaselineMetrics; bm != nil {
+			e.baseline.FileCount, e.baseline.LinesOfCode, e.baseline.LintErrors = bm.FileCount, bm.LinesOfCode, bm.LintErrors
+		}
+	}
+	if !e.Opts.Commit || e.st.Harness.Branch == "" {
+		return nil
+	}
+	if err := e.Repo.Checkout(ctx, e.st.Harness.Branch); err != nil {
+		return fmt.Errorf("resuming on branch %s: %w", e.st.Harness.Branch, err)
+	}
+	_, head, err := e.Repo.Head(ctx)
+	if err != nil {
+		return err
+	}
+	commits, err := e.Repo.History(ctx, e.st.Harness.Branch, e.st.Harness.BaseSHA)
+	if err != nil {
+		return fmt.Errorf("reading the history of %s: %w", e.st.Harness.Branch, err)
+	}
+	known := map[int]bool{}
+	for _, r := range e.records {
+		known[r.Iteration] = true
+	}
+	rebuilt := 0
+	for _, c := range commits {
+		if c.Trailers["Agent-Loop-Id"] != e.st.LoopID {
+			continue
+		}
+		n, err := strconv.Atoi(c.Trailers["Agent-Loop-Iteration"])
+		if err != nil || n < 1 || known[n] {
+			continue
+		}
+		score, _ := strconv.ParseFloat(c.Trailers["Agent-Loop-Score"], 64)
+		passed := c.Trailers["Agent-Loop-Check"] == "pass"
+		rec := Record{Iteration: n, Started: c.Time, Commit: c.SHA, Check: CheckResult{Passed: passed}, Verdict: Verdict{Score: score,
+			Explain: []string{"rebuilt from the commit's trailers after a crash: only the check result and score are known"}}}
+		e.records = append(e.records, rec)
+		e.judgeLatencies = append(e.judgeLatencies, 0)
+		e.recordIteration(rec, 0, 0)
+		e.st.IterationHistory[len(e.st.IterationHistory)-1].Rebuilt = true
+		known[n] = true
+		rebuilt++
+	}
+	sort.SliceStable(e.records, func(i, j int) bool { return e.records[i].Iteration < e.records[j].Iteration })
+	e.st.Harness.HeadSHA = head
+	if rebuilt > 0 {
+		e.logf("resume: rebuilt %d iteration(s) from commit trailers", rebuilt)
+	}
+	// Where the next iteration starts: the head, or, after a rejected
+	// iteration under a reverting policy, the best iteration so far.
+	target := head
+	if n := len(e.records); n > 0 && e.records[n-1].Rejected && (e.Opts.RegressionPolicy == "revert" || e.Opts.RegressionPolicy == "human-gate") {
+		target, _ = e.revertTarget()
+	}
+	dirty, err := e.Repo.Dirty(ctx)
+	if err != nil {
+		return err
+	}
+	if len(dirty) > 0 || target != head {
+		n := e.lastIteration() + 1
+		if len(dirty) > 0 {
+			if d, err := e.Repo.Diff(ctx, head); err == nil && d != "" {
+				_ = state.WriteFileAtomic(e.Dir.File(fmt.Sprintf("interrupted-iteration-%03d.patch", n)), []byte(d), 0o644)
+			}
+		}
+		if err := e.Repo.ResetTo(ctx, target); err != nil {
+			return fmt.Errorf("preparing the work tree for iteration %d: %w", n, err)
+		}
+		if len(dirty) > 0 {
+			e.logf("resume: set aside the unfinished changes of iteration %d (saved as a patch); it runs again", n)
+		}
+	}
+	// A loop that passed but crashed before completing needs no new iteration.
+	return e.save()
+}
+
+// finish publishes the best iteration, writes the final state and tells the
+// observer. It never uses the (possibly cancelled) run context.
+func (e *Engine) finish(stop stopReason) (Outcome, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out := Outcome{Status: stop.status, StopReason: stop.reason, Iterations: e.lastIteration(), ConfigError: stop.configErr}
+	best, reason := e.Judge.Best(e.records)
+	out.Best = best
+	if stop.status == state.Completed && e.st.Status == state.Running {
+		e.st.Status = state.Completing
+		_ = e.save()
+	}
+	if e.Opts.Commit && e.st.Harness.Branch != "" && len(e.records) > 0 && stop.status != state.Paused {
+		if err := e.publish(ctx, best, reason); err != nil {
+			e.logf("publishing the best iteration failed: %v", err)
+			if stop.status == state.Completed {
+				stop.status = state.Failed
+				stop.reason += "; publishing failed: " + err.Error()
+				out.Status, out.StopReason = stop.status, stop.reason
+			}
+		}
+	}
+	for _, r := range e.records {
+		if r.Iteration == best {
+			out.BestSHA = r.Commit
+		}
+	}
+	now := e.now().UTC().Truncate(time.Second)
+	e.mu.Lock()
+	if state.CanTransition(e.st.Status, stop.status) {
+		e.st.Status = stop.status
+	} else {
+		e.st.Status = state.Failed
+	}
+	e.st.Harness.StopReason = stop.reason
+	if stop.status.Terminal() {
+		e.st.CompletedAt = &now
+		e.st.DetectionEnabled = false
+	}
+	if stop.status == state.Paused || stop.status.Terminal() {
+		e.st.PID = nil
+	}
+	if stop.configErr != nil || (stop.status == state.Failed && e.st.ErrorContext == nil && strings.Contains(stop.reason, "failed")) {
+		e.st.ErrorContext = &state.ErrorContext{ErrorMessage: stop.reason, ErrorTimestamp: now}
+	}
+	e.mu.Unlock()
+	e.updateBest(now)
+	err := e.save()
+	e.logf("%s: %s", e.st.Status, stop.reason)
+	e.observe(ctx, Event{Kind: EventFinished, State: e.st, Outcome: &out})
+	return out, err
+}
+
+// publish makes the branch head's tree equal to the best iteration's tree:
+// when the best is not the last iteration, a new commit says so (history
+// stays honest). With no acceptable iteration, the starting tree is restored.
+func (e *Engine) publish(ctx context.Context, best int, reason string) error {
+	last := e.records[len(e.records)-1]
+	target, label := e.st.Harness.BaseSHA, "no iteration qualified (every one failed its veto); restoring the starting tree"
+	for _, r := range e.records {
+		if r.Iteration == best {
+			target, label = r.Commit, reason
+		}
+	}
+	if best == last.Iteration || target == "" {
+		e.push(ctx)
+		return nil
+	}
+	// Published already (a resumed loop that crashed after publishing)?
+	_, head, err := e.Repo.Head(ctx)
+	if err != nil {
+		return err
+	}
+	if head != last.Commit {
+		if cs, err := e.Repo.History(ctx, e.st.Harness.Branch, last.Commit); err == nil && len(cs) > 0 && cs[len(cs)-1].Trailers["Agent-Loop-Best"] == strconv.Itoa(best) {
+			return nil
+		}
+	}
+	subject := fmt.Sprintf("agent-loop: publish iteration %d as the result", best)
+	if best == 0 {
+		subject = "agent-loop: restore the starting tree (no iteration qualified)"
+	}
+	cr, err := e.Repo.CommitTreeOf(ctx, target, CommitRequest{
+		Subject:  subject,
+		Body:     label + "\n\nThe tree of this commit equals the tree of " + short(target) + "; later iterations stay in the history above.\n",
+		Trailers: []Trailer{{Key: "Agent-Loop-Id", Value: e.st.LoopID}, {Key: "Agent-Loop-Best", Value: strconv.Itoa(best)}},
+	})
+	if err != nil {
+		return err
+	}
+	e.st.Harness.HeadSHA = cr.SHA
+	e.logf("published iteration %d on %s (%s)", best, e.st.Harness.Branch, short(cr.SHA))
+	e.push(ctx)
+	return nil
+}
+
+// Tokens and cost of a loop so far.
+func tailString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	for i := 0; i < len(s) && i < 4; i++ {
+		if s[i]&0xC0 != 0x80 {
+			return s[i:]
+		}
+	}
+	return s
+}
+
+func capList(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+func round1(f float64) float64 { return float64(int64(f*10+sign(f)*0.5)) / 10 }
+func round3(f float64) float64 { return float64(int64(f*1000+sign(f)*0.5)) / 1000 }
+func sign(f float64) float64 {
+	if f < 0 {
+		return -1
+	}
+	return 1
+}
+
+func readFile(p string) string {
+	b, err := os.ReadFile(p)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return ""
+	}
+	return string(b)
+}
+
+func symmetricDiff(a, b []string) []string {
+	in := func(s []string, x string) bool {
+		for _, y := range s {
+			if y == x {
+				return true
+			}
+		}
+		return false
+	}
+	var out []string
+	for _, x := range a {
+		if !in(b, x) {
+			out = append(out, x)
+		}
+	}
+	for _, x := range b {
+		if !in(a, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func intersect(a, b []string) []string {
+	set := map[string]bool{}
+	for _, x := range b {
+		set[x] = true
+	}
+	var out []string
+	for _, x := range a {
+		if set[x] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func sortStrings(s []string) { sort.Strings(s) }
+
+// statOfDiff counts a unified diff (used without commits).
+func statOfDiff(d string) DiffStat {
+	var st DiffStat
+	for _, l := range strings.Split(d, "\n") {
+		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			st.Files++
+			if f := strings.Fields(l); len(f) >= 4 {
+				st.Paths = append(st.Paths, strings.TrimPrefix(f[3], "b/"))
+			}
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+		case strings.HasPrefix(l, "+"):
+			st.Additions++
+		case strings.HasPrefix(l, "-"):
+			st.Deletions++
+		}
+	}
+	return st
+}
