@@ -74,7 +74,10 @@ func Render(st *state.State, o Options) string {
 	b.WriteString("\n")
 
 	if bi := st.BestIteration; bi != nil {
-		fmt.Fprintf(&b, "**Best iteration:** %d (score %.0f): %s", bi.Iteration, bi.QualityScore, bi.SelectionReason)
+		fmt.Fprintf(&b, "**Best iteration:** %d (score %.0f): %s", bi.Iteration, bi.QualityScore, strings.TrimSpace(bi.SelectionReason))
+		if r := strings.TrimSpace(bi.SelectionReason); r != "" && !strings.HasSuffix(r, ".") {
+			b.WriteString(".")
+		}
 		if bi.Commit != "" {
 			fmt.Fprintf(&b, " Commit %s.", o.commit(bi.Commit))
 		}

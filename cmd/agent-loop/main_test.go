@@ -1,0 +1,294 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/aiwg/agent-loop/internal/cli"
+	"github.com/aiwg/agent-loop/internal/schemas"
+)
+
+// The acceptance tests run the real binary (this test binary re-executed as
+// agent-loop) in temporary git repositories, with scripted command agents,
+// and check the result with the real git CLI and the shared JSON Schemas.
+// Scripts: testdata/script/*.txtar at the module root.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"agent-loop": func() { os.Exit(cli.New("v0.0.0-test").Main(os.Args[1:])) },
+	})
+}
+
+func TestScripts(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("the acceptance tests need the git CLI")
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("..", "..", "testdata", "script"),
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("AGENT_LOOP_SCHEMAS", schemas.Dir())
+			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			env.Setenv("GIT_AUTHOR_NAME", "Test")
+			env.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
+			env.Setenv("GIT_COMMITTER_NAME", "Test")
+			env.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+			env.Setenv("GITHUB_TOKEN", "ghs_harnessSecretToken1234")
+			env.Setenv("CI", "true")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"schema":   cmdSchema,
+			"json":     cmdJSON,
+			"jsonvar":  cmdJSONVar,
+			"waitfile": cmdWaitFile,
+			"alive":    cmdAlive,
+			"mark":     cmdMark,
+			"within":   cmdWithin,
+			"commits":  cmdCommits,
+			"sametree": cmdSameTree,
+			"loopvar":  cmdLoopVar,
+			"signal":   cmdSignal,
+		},
+	})
+}
+
+// schema NAME FILE... validates JSON files against a shared schema.
+func cmdSchema(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: schema loop-state|loop-registry|completion-proposal FILE...")
+	}
+	name := args[0] + ".schema.json"
+	for _, pat := range args[1:] {
+		files, _ := filepath.Glob(ts.MkAbs(pat))
+		if len(files) == 0 {
+			ts.Fatalf("no file matches %s", pat)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			ts.Check(err)
+			err = schemas.Validate(name, b)
+			if neg && err == nil {
+				ts.Fatalf("%s validates against %s, want failure", f, name)
+			}
+			if !neg && err != nil {
+				ts.Fatalf("%s does not validate against %s: %v", f, name, err)
+			}
+		}
+	}
+}
+
+func lookup(ts *testscript.TestScript, file, path string) (any, bool) {
+	b, err := os.ReadFile(ts.MkAbs(file))
+	ts.Check(err)
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		ts.Fatalf("%s: %v", file, err)
+	}
+	for _, part := range strings.Split(path, ".") {
+		if part == "" {
+			continue
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			var ok bool
+			if v, ok = x[part]; !ok {
+				return nil, false
+			}
+		case []any:
+			i, err := strconv.Atoi(part)
+			if part == "len" {
+				return float64(len(x)), true
+			}
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			v = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+func str(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return "null"
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	default:
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+}
+
+// json FILE PATH WANT checks a value (dotted path, array indices, .len).
+func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: json FILE PATH WANT")
+	}
+	v, ok := lookup(ts, args[0], args[1])
+	got := str(v)
+	if !ok {
+		got = "<missing>"
+	}
+	if (got == args[2]) == neg {
+		ts.Fatalf("%s %s = %s, want %s%s", args[0], args[1], got, map[bool]string{true: "not ", false: ""}[neg], args[2])
+	}
+}
+
+// jsonvar FILE PATH VAR sets $VAR to a value.
+func cmdJSONVar(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: jsonvar FILE PATH VAR")
+	}
+	v, ok := lookup(ts, args[0], args[1])
+	if !ok {
+		ts.Fatalf("%s has no %s", args[0], args[1])
+	}
+	ts.Setenv(args[2], str(v))
+}
+
+// loopvar VAR sets $VAR to the only loop id under .aiwg/ralph/loops.
+func cmdLoopVar(ts *testscript.TestScript, neg bool, args []string) {
+	ents, _ := os.ReadDir(ts.MkAbs(".aiwg/ralph/loops"))
+	if len(ents) != 1 {
+		ts.Fatalf("want exactly one loop directory, have %d", len(ents))
+	}
+	ts.Setenv(args[0], ents[0].Name())
+}
+
+// waitfile FILE [SECONDS] waits until FILE exists.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	limit := 30 * time.Second
+	if len(args) == 2 {
+		s, _ := strconv.Atoi(args[1])
+		limit = time.Duration(s) * time.Second
+	}
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Fatalf("%s did not appear within %s", args[0], limit)
+}
+
+// alive PIDFILE checks that the process whose pid is in PIDFILE lives.
+func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
+	b, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	alive := func() bool {
+		if syscall.Kill(pid, 0) != nil {
+			return false
+		}
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		return err != nil || !strings.Contains(string(st), ") Z ")
+	}
+	// A process being killed needs a moment to go.
+	deadline := time.Now().Add(2 * time.Second)
+	for neg && alive() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if alive() == neg {
+		ts.Fatalf("process %d alive=%v", pid, !neg)
+	}
+}
+
+var marks = map[string]time.Time{}
+
+// mark NAME remembers the time; within NAME DURATION checks the time since.
+func cmdMark(ts *testscript.TestScript, neg bool, args []string) {
+	marks[ts.Getenv("WORK")+args[0]] = time.Now()
+}
+
+func cmdWithin(ts *testscript.TestScript, neg bool, args []string) {
+	d, err := time.ParseDuration(args[1])
+	ts.Check(err)
+	el := time.Since(marks[ts.Getenv("WORK")+args[0]])
+	if el > d {
+		ts.Fatalf("%s after %s, want within %s", args[0], el.Round(time.Millisecond), d)
+	}
+	ts.Logf("%s: %s", args[0], el.Round(time.Millisecond))
+}
+
+// commits BRANCH N checks, with the real git CLI, that BRANCH has exactly N
+// iteration commits numbered 1..N (each once), and that git fsck is clean.
+func cmdCommits(ts *testscript.TestScript, neg bool, args []string) {
+	out, err := exec.Command("git", "-C", ts.MkAbs("."), "log", "--format=%(trailers:key=Agent-Loop-Iteration,valueonly)%x00", args[0]).Output()
+	if err != nil {
+		ts.Fatalf("git log %s: %v", args[0], err)
+	}
+	var its []int
+	for _, rec := range strings.Split(string(out), "\x00") {
+		s := bufio.NewScanner(strings.NewReader(rec))
+		for s.Scan() {
+			if l := strings.TrimSpace(s.Text()); l != "" {
+				n, err := strconv.Atoi(l)
+				ts.Check(err)
+				its = append(its, n)
+			}
+		}
+	}
+	sort.Ints(its)
+	want, _ := strconv.Atoi(args[1])
+	ok := len(its) == want
+	for i, n := range its {
+		if n != i+1 {
+			ok = false
+		}
+	}
+	if !ok {
+		ts.Fatalf("iteration commits on %s: %v, want 1..%d each once", args[0], its, want)
+	}
+	if out, err := exec.Command("git", "-C", ts.MkAbs("."), "fsck", "--strict").CombinedOutput(); err != nil {
+		ts.Fatalf("git fsck: %v\n%s", err, out)
+	}
+}
+
+// sametree A B checks that two revisions have the same tree.
+func cmdSameTree(ts *testscript.TestScript, neg bool, args []string) {
+	tree := func(rev string) string {
+		out, err := exec.Command("git", "-C", ts.MkAbs("."), "rev-parse", rev+"^{tree}").Output()
+		if err != nil {
+			ts.Fatalf("git rev-parse %s^{tree}: %v", rev, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	a, b := tree(args[0]), tree(args[1])
+	if (a == b) == neg {
+		ts.Fatalf("tree of %s = %s, tree of %s = %s (neg=%v)", args[0], a, args[1], b, neg)
+	}
+}
+
+// signal SIG STATEFILE sends SIGTERM or SIGINT to the harness whose pid a
+// loop's state.json records (testscript's kill knows only INT and KILL).
+func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
+	sigs := map[string]syscall.Signal{"TERM": syscall.SIGTERM, "INT": syscall.SIGINT}
+	sig, ok := sigs[args[0]]
+	if !ok || len(args) != 2 {
+		ts.Fatalf("usage: signal TERM|INT STATEFILE")
+	}
+	v, ok := lookup(ts, args[1], "pid")
+	pid, isNum := v.(float64)
+	if !ok || !isNum {
+		ts.Fatalf("%s records no pid", args[1])
+	}
+	ts.Check(syscall.Kill(int(pid), sig))
+}

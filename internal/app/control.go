@@ -1,0 +1,516 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/aiwg/agent-loop/internal/config"
+	"github.com/aiwg/agent-loop/internal/criteria"
+	"github.com/aiwg/agent-loop/internal/gitrepo"
+	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/process"
+	"github.com/aiwg/agent-loop/internal/redact"
+	"github.com/aiwg/agent-loop/internal/report"
+	"github.com/aiwg/agent-loop/internal/state"
+)
+
+// repoRoot finds the repository root of dir (without opening it for writes).
+func repoRoot(dir string) (string, error) {
+	r, err := gitrepo.Open(dir, gitrepo.Options{})
+	if err != nil {
+		return "", usage(err)
+	}
+	return r.Root(), nil
+}
+
+// loadLoop loads a loop's state, checking and fixing its liveness first.
+func loadLoop(root, id string) (state.Dir, *state.State, error) {
+	store := state.NewStore(root)
+	if _, err := store.MigrateLegacy(); err != nil {
+		return state.Dir{}, nil, usage(err)
+	}
+	if !state.ValidLoopID(id) {
+		return state.Dir{}, nil, usage(&state.NotFoundError{LoopID: id, Known: state.ListLoopIDs(root)})
+	}
+	d := state.NewDir(root, id)
+	st, err := d.Load()
+	if err != nil {
+		return d, nil, usage(err)
+	}
+	return d, st, nil
+}
+
+// lastActive is the registry heartbeat of a loop (or its last state update).
+func lastActive(root string, st *state.State) time.Time {
+	if reg, err := state.NewStore(root).Read(); err == nil {
+		for _, e := range reg.ActiveLoops {
+			if e.LoopID == st.LoopID && e.LastActive.After(st.LastUpdated) {
+				return e.LastActive
+			}
+		}
+	}
+	return st.LastUpdated
+}
+
+// markIfCrashed turns a running loop whose process is gone into crashed.
+func markIfCrashed(root string, d state.Dir, st *state.State, staleOnly bool) (bool, error) {
+	l := state.CheckLiveness(st, lastActive(root, st), time.Now())
+	if l != state.Dead {
+		return false, nil
+	}
+	pid := 0
+	if st.PID != nil {
+		pid = *st.PID
+	}
+	state.MarkCrashed(st, fmt.Sprintf("the controlling process (pid %d on %s) is gone", pid, st.Harness.Host), time.Now())
+	// Its agent and check may still run, orphaned: end them.
+	process.KillTagged(st.LoopID)
+	if err := d.Save(st, time.Now()); err != nil {
+		return false, err
+	}
+	return true, state.NewStore(root).Sync(st)
+}
+
+// StatusOptions are the flags of `status`.
+type StatusOptions struct {
+	All, CheckStale bool
+	Format          string // text, json
+	LoopID          string
+}
+
+// Status prints loops.
+func Status(dir string, opt StatusOptions, o IO) error {
+	if opt.Format != "text" && opt.Format != "json" {
+		return usagef("--format: unknown format %q (valid: text, json)", opt.Format)
+	}
+	root, err := repoRoot(dir)
+	if err != nil {
+		return err
+	}
+	store := state.NewStore(root)
+	if _, err := store.MigrateLegacy(); err != nil {
+		return usage(err)
+	}
+	if opt.LoopID != "" {
+		d, st, err := loadLoop(root, opt.LoopID)
+		if err != nil {
+			return err
+		}
+		if opt.CheckStale {
+			if _, err := markIfCrashed(root, d, st, true); err != nil {
+				return err
+			}
+		}
+		if opt.Format == "json" {
+			return writeJSON(o.Stdout, st)
+		}
+		fmt.Fprint(o.Stdout, report.Render(st, report.Options{Target: report.CLI, Resume: "`agent-loop resume " + st.LoopID + "`"}))
+		fmt.Fprintf(o.Stdout, "State: %s\nLog:   %s\n", d.Rel("state.json"), d.Rel("logs", "loop.log"))
+		return nil
+	}
+	ids := state.ListLoopIDs(root)
+	reg, err := store.Read()
+	if err != nil {
+		return usage(err)
+	}
+	active := map[string]bool{}
+	for _, e := range reg.ActiveLoops {
+		active[e.LoopID] = true
+	}
+	var rows []*state.State
+	var changed []string
+	for _, id := range ids {
+		d := state.NewDir(root, id)
+		st, err := d.Load()
+		if err != nil {
+			fmt.Fprintf(o.Stderr, "agent-loop: %v\n", err)
+			continue
+		}
+		if opt.CheckStale && (st.Status == state.Running || st.Status == state.Completing) {
+			if c, err := markIfCrashed(root, d, st, true); err != nil {
+				return err
+			} else if c {
+				changed = append(changed, id)
+			}
+		}
+		if opt.All || active[id] || st.Status.Active() {
+			rows = append(rows, st)
+		}
+	}
+	if opt.Format == "json" {
+		type row struct {
+			LoopID     string       `json:"loop_id"`
+			Status     state.Status `json:"status"`
+			Iteration  int          `json:"iteration"`
+			Max        int          `json:"max_iterations"`
+			Task       string       `json:"task"`
+			Best       *int         `json:"best_iteration"`
+			StopReason string       `json:"stop_reason,omitempty"`
+		}
+		out := []row{}
+		for _, st := range rows {
+			r := row{LoopID: st.LoopID, Status: st.Status, Iteration: st.Iteration, Max: st.Configuration.MaxIterations, Task: st.Task, StopReason: st.Harness.StopReason}
+			if st.BestIteration != nil {
+				b := st.BestIteration.Iteration
+				r.Best = &b
+			}
+			out = append(out, r)
+		}
+		return writeJSON(o.Stdout, out)
+	}
+	for _, id := range changed {
+		fmt.Fprintf(o.Stdout, "marked crashed: %s (its process is gone; continue it with `agent-loop resume %s`)\n", id, id)
+	}
+	if len(rows) == 0 {
+		if opt.All {
+			fmt.Fprintln(o.Stdout, "no loops yet: start one with `agent-loop run`")
+		} else {
+			fmt.Fprintln(o.Stdout, "no active loops (`agent-loop status --all` lists finished ones too)")
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LOOP\tSTATUS\tITERATION\tBEST\tTASK")
+	for _, st := range rows {
+		best := "-"
+		if st.BestIteration != nil {
+			best = fmt.Sprint(st.BestIteration.Iteration)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", st.LoopID, st.Status, st.Iteration, st.Configuration.MaxIterations, best, truncate(st.Task, 50))
+	}
+	return tw.Flush()
+}
+
+func truncate(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n-1] + "…"
+	}
+	return s
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// Pause asks a running loop to pause after its current iteration, or pauses
+// a crashed one's record.
+func Pause(dir, id string, o IO) error {
+	root, err := repoRoot(dir)
+	if err != nil {
+		return err
+	}
+	d, st, err := loadLoop(root, id)
+	if err != nil {
+		return err
+	}
+	if crashed, err := markIfCrashed(root, d, st, false); err != nil {
+		return err
+	} else if crashed {
+		return usagef("loop %s is not running (it crashed); continue it with `agent-loop resume %s`", id, id)
+	}
+	if st.Status != state.Running {
+		return usagef("loop %s is %s, not running; only a running loop can be paused", id, st.Status)
+	}
+	if err := d.RequestControl("pause"); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Stdout, "pause requested: %s stops after its current iteration; continue with `agent-loop resume %s`\n", id, id)
+	return nil
+}
+
+// Abort stops a running loop now (its agent is stopped), or ends a paused or
+// crashed one.
+func Abort(dir, id string, o IO) error {
+	root, err := repoRoot(dir)
+	if err != nil {
+		return err
+	}
+	d, st, err := loadLoop(root, id)
+	if err != nil {
+		return err
+	}
+	if _, err := markIfCrashed(root, d, st, false); err != nil {
+		return err
+	}
+	switch st.Status {
+	case state.Running, state.Completing:
+		if err := d.RequestControl("abort"); err != nil {
+			return err
+		}
+		fmt.Fprintf(o.Stdout, "abort requested: %s stops its agent and ends as aborted\n", id)
+		return nil
+	case state.Paused:
+		st.Status = state.Aborted
+		now := time.Now().UTC().Truncate(time.Second)
+		st.CompletedAt = &now
+		st.Harness.StopReason = "aborted by request while paused"
+	case state.Crashed:
+		// crashed is terminal in the schema: the record stays, the slot is freed.
+		st.Harness.StopReason = "aborted by request after a crash"
+	default:
+		return usagef("loop %s is %s already; nothing to abort", id, st.Status)
+	}
+	if err := d.Save(st, time.Now()); err != nil {
+		return err
+	}
+	if err := state.NewStore(root).Deregister(id); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Stdout, "%s: %s\n", id, st.Harness.StopReason)
+	return nil
+}
+
+// Report prints a loop's report.
+func Report(dir, id, format string, o IO) error {
+	root, err := repoRoot(dir)
+	if err != nil {
+		return err
+	}
+	_, st, err := loadLoop(root, id)
+	if err != nil {
+		return err
+	}
+	switch format {
+	case "json":
+		return writeJSON(o.Stdout, st)
+	case "md", "markdown", "":
+		fmt.Fprint(o.Stdout, report.Render(st, report.Options{Target: report.CLI, Resume: "`agent-loop resume " + st.LoopID + "`"}))
+		return nil
+	}
+	return usagef("--format: unknown format %q (valid: md, json)", format)
+}
+
+// Attach follows a loop's live output until it stops.
+func Attach(ctx context.Context, dir, id string, o IO) error {
+	root, err := repoRoot(dir)
+	if err != nil {
+		return err
+	}
+	d, st, err := loadLoop(root, id)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(d.LiveLogPath())
+	if err != nil {
+		return usagef("loop %s has no live log yet (%s)", id, d.Rel("logs", "loop.log"))
+	}
+	defer f.Close()
+	fmt.Fprintf(o.Stderr, "attached to %s (%s); Ctrl-C detaches, the loop goes on\n", id, st.Status)
+	buf := make([]byte, 64<<10)
+	idle := 0
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			o.Stdout.Write(buf[:n])
+			idle = 0
+			continue
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		idle++
+		if idle%10 == 0 {
+			if cur, err := d.Load(); err == nil {
+				st = cur
+			}
+			alive := st.Status == state.Running || st.Status == state.Completing
+			if alive && state.CheckLiveness(st, lastActive(root, st), time.Now()) == state.Dead {
+				alive = false
+			}
+			if !alive {
+				// Drain what is left, then stop.
+				for {
+					n, _ := f.Read(buf)
+					if n == 0 {
+						break
+					}
+					o.Stdout.Write(buf[:n])
+				}
+				fmt.Fprintf(o.Stderr, "loop %s is %s\n", id, st.Status)
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// ResumeOptions are the flags of `resume`.
+type ResumeOptions struct {
+	Approve, Reject bool
+	Quiet           bool
+	Timeout         time.Duration
+	MaxIterations   int
+}
+
+// Resume continues a paused or crashed loop from its last completed iteration.
+func Resume(ctx context.Context, dir, id string, ro ResumeOptions, o IO, h Hooks) (*RunResult, error) {
+	root, err := repoRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	d, st, err := loadLoop(root, id)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := markIfCrashed(root, d, st, false); err != nil {
+		return nil, err
+	}
+	switch st.Status {
+	case state.Completed, state.Failed, state.Aborted:
+		return nil, usagef("loop %s is %s; a finished loop cannot be resumed (start a new one with `agent-loop run`)", id, st.Status)
+	case state.Running, state.Completing:
+		return nil, usagef("loop %s is still running (pid %d); follow it with `agent-loop attach %s`", id, derefPID(st.PID), id)
+	}
+	if g := st.Harness.PendingGate; g != nil && g.Decision == "" {
+		if !ro.Approve && !ro.Reject {
+			return nil, usagef("loop %s waits for a decision on iteration %d (%s): resume with --approve (the change is fine) or --reject (revert it and go on)", id, g.Iteration, g.Reason)
+		}
+		decide(st, ro.Approve)
+	}
+	// Rebuild the configuration from the state.
+	cfg := config.Defaults()
+	cfg.Dir, cfg.Task, cfg.Completion = root, st.Task, st.CompletionCriteria
+	cfg.MaxIterations = st.Configuration.MaxIterations
+	if ro.MaxIterations > 0 {
+		cfg.MaxIterations = ro.MaxIterations
+		st.Configuration.MaxIterations = ro.MaxIterations
+	}
+	if st.Configuration.TimeoutMinutes != nil {
+		cfg.Timeout = time.Duration(*st.Configuration.TimeoutMinutes) * time.Minute
+	}
+	if ro.Timeout > 0 {
+		cfg.Timeout = ro.Timeout
+	}
+	cfg.IterationTimeout = time.Duration(st.Harness.IterationTimeoutMinutes) * time.Minute
+	cfg.Provider, cfg.AgentCommand, cfg.Model = st.Harness.Provider, st.Harness.AgentCommand, st.Harness.Model
+	cfg.NoCommit, cfg.Push = !st.Harness.Commit, st.Harness.Push
+	cfg.BudgetUSD, cfg.MaxTokens = st.Harness.BudgetUSD, st.Harness.MaxTokens
+	cfg.ConfirmRuns = st.Harness.ConfirmRuns
+	if st.Harness.RegressionPolicy != "" {
+		cfg.RegressionPolicy = st.Harness.RegressionPolicy
+	}
+	cfg.Quiet = ro.Quiet
+
+	repo, err := gitrepo.Open(root, gitrepo.Options{Remote: h.Remote, Token: h.Token, Exclude: h.Exclude})
+	if err != nil {
+		return nil, usage(err)
+	}
+	secrets := &redact.Set{}
+	for _, k := range []string{"GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN"} {
+		secrets.Add(o.getenv(k))
+	}
+	secrets.Add(h.Token)
+	spec := agentSpec{Provider: cfg.Provider, AgentCommand: cfg.AgentCommand, Model: cfg.Model, MaxTurns: cfg.MaxTurns, Script: h.Script}
+	if h.Script != nil {
+		spec.Provider = "scripted"
+	}
+	agent, err := buildAgent(spec, o.Environ, secrets)
+	if err != nil {
+		return nil, usage(err)
+	}
+	env := process.SafeEnv(o.Environ)
+	if pf, ok := agent.(loop.Preflighter); ok {
+		if _, err := pf.Preflight(ctx, env); err != nil {
+			return nil, usage(err)
+		}
+	}
+	// Take the loop over.
+	wasCrashed := st.Status == state.Crashed
+	pid := os.Getpid()
+	st.Status, st.PID = state.Running, &pid
+	st.Harness.Host, st.Harness.PIDStart = state.Hostname(), state.ProcessStart(pid)
+	st.Harness.StopReason = ""
+	st.CompletedAt = nil
+	if wasCrashed {
+		if st.ErrorContext == nil {
+			st.ErrorContext = &state.ErrorContext{ErrorMessage: "crashed", ErrorTimestamp: time.Now().UTC().Truncate(time.Second)}
+		}
+		st.ErrorContext.RecoveryAttempted = true
+	}
+	store := state.NewStore(root)
+	if err := store.Register(st); err != nil {
+		return nil, usage(err)
+	}
+	if err := d.Save(st, time.Now()); err != nil {
+		return nil, err
+	}
+	d.ClearControl()
+	branch := st.Harness.Branch
+	if branch == "" {
+		branch = "agent-loop/" + id
+	}
+	prop := criteria.Proposal{Command: st.CompletionCriteria, Workdir: nonEmpty(st.Harness.Workdir, "."), Setup: st.Harness.Setup}
+	opts := loopOptions(cfg, prop, branch)
+	if h.Tune != nil {
+		h.Tune(&opts)
+	}
+	fmt.Fprintf(o.Stderr, "agent-loop: resuming %s after iteration %d\n", id, st.Iteration)
+	return execute(ctx, engineParts{repo: repo, agent: agent, env: env, dir: d, store: store, st: st, opts: opts, io: o, quiet: cfg.Quiet, secrets: secrets, hooks: h})
+}
+
+// decide records a person's decision on a human-gated iteration.
+func decide(st *state.State, approve bool) {
+	g := st.Harness.PendingGate
+	decision := "reject"
+	if approve {
+		decision = "approve"
+	}
+	g.Decision = decision
+	for i := range st.RegressionEvents {
+		if st.RegressionEvents[i].Iteration == g.Iteration {
+			d := decision
+			st.RegressionEvents[i].HumanDecision = &d
+		}
+	}
+	for i := range st.IterationHistory {
+		if st.IterationHistory[i].Iteration == g.Iteration && approve {
+			st.IterationHistory[i].Rejected = false
+		}
+	}
+	for i := range st.RecoveryHistory {
+		if r := &st.RecoveryHistory[i]; r.Iteration == g.Iteration && r.ProtocolSteps.Escalate != nil {
+			r.ProtocolSteps.Escalate.HumanDecision = decision
+		}
+	}
+	st.Harness.PendingGate = nil
+}
+
+func derefPID(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func nonEmpty(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// RepoOrDir returns the repository root of dir, or dir itself when it is not
+// inside a repository (inference only reads files).
+func RepoOrDir(dir string) (string, error) {
+	if r, err := gitrepo.Open(dir, gitrepo.Options{}); err == nil {
+		return r.Root(), nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return "", usagef("-C %s: not a directory", dir)
+	}
+	return dir, nil
+}
