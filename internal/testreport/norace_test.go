@@ -1,0 +1,5 @@
+//go:build !race
+
+package testreport
+
+const raceEnabled = false
