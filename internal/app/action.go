@@ -44,8 +44,11 @@ var excludeInAction = []string{".github/workflows/"}
 // artifactName is the name of a loop's state artifact.
 func artifactName(baseID string) string { return "agent-loop-state-" + baseID }
 
-// stateRef is the private ref the state is pushed to every iteration.
-func stateRef(baseID string) string { return "refs/agent-loop/" + baseID }
+// stateRef is the private ref the state is pushed to every iteration. It is
+// not refs/agent-loop/<id>: git resolves the short name agent-loop/<id> (the
+// loop branch) to refs/agent-loop/<id> before refs/heads/agent-loop/<id>, so
+// that name would make the branch ambiguous.
+func stateRef(baseID string) string { return "refs/agent-loop-state/" + baseID }
 
 // ActionMain is the container action's main step. It returns the exit code.
 func ActionMain(ctx context.Context, o IO, getenv actions.Env, stdout io.Writer) int {
