@@ -251,13 +251,14 @@ func resolveCriterion(ctx context.Context, cfg config.Config, root string, o IO,
 	}
 	if o.Interactive && !cfg.AutoCriteria {
 		fmt.Fprintf(o.Stderr, "agent-loop inferred the completion check:\n\n%s\nUse it? [Y/n/edit] ", prop.Summary())
-		line, _ := bufio.NewReader(o.Stdin).ReadString('\n')
+		in := bufio.NewReader(o.Stdin)
+		line, _ := in.ReadString('\n')
 		switch strings.ToLower(strings.TrimSpace(line)) {
 		case "", "y", "yes":
 			return prop, "inferred", nil
 		case "e", "edit":
 			fmt.Fprint(o.Stderr, "Completion command: ")
-			cmd, _ := bufio.NewReader(o.Stdin).ReadString('\n')
+			cmd, _ := in.ReadString('\n')
 			if cmd = strings.TrimSpace(cmd); cmd == "" {
 				return prop, "", usagef("no completion command given")
 			}
