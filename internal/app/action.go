@@ -441,7 +441,11 @@ func (a *actionRun) setOutputs(res *RunResult) {
 	set("best-sha", sha)
 	set("quality-score", score)
 	set("branch", st.Harness.Branch)
-	set("pr-number", strconv.Itoa(st.Harness.PRNumber))
+	pr := ""
+	if st.Harness.PRNumber > 0 {
+		pr = strconv.Itoa(st.Harness.PRNumber)
+	}
+	set("pr-number", pr)
 	set("pr-url", st.Harness.PRURL)
 	set("completion-command", st.CompletionCriteria)
 	set("completion-confidence", st.Harness.Confidence)

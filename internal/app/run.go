@@ -147,6 +147,9 @@ func Run(ctx context.Context, cfg config.Config, o IO, h Hooks) (*RunResult, err
 	st.Harness.Setup = prop.Setup
 	st.Harness.CriterionSource = source
 	st.Harness.Confidence = prop.Confidence
+	if source != "inferred" {
+		st.Harness.Confidence = "given"
+	}
 	st.Harness.Evidence = evidence(prop)
 	st.Harness.Commit = !cfg.NoCommit
 	st.Harness.Push = cfg.Push

@@ -60,7 +60,7 @@ func Render(st *state.State, o Options) string {
 	if src == "" {
 		src = "given"
 	}
-	if h.Confidence != "" {
+	if h.Confidence != "" && h.Confidence != "given" {
 		src += ", " + h.Confidence + " confidence"
 	}
 	fmt.Fprintf(&b, "**Completion check** (%s): `%s`", src, st.CompletionCriteria)
