@@ -1,0 +1,3 @@
+start_server {} {
+    puts "Testing Redis version"
+}

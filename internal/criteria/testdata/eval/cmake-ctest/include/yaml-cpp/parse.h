@@ -1,0 +1,6 @@
+#pragma once
+#include <string>
+
+namespace YAML {
+bool Parse(const std::string& input);
+}

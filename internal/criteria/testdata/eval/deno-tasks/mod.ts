@@ -1,0 +1,1 @@
+export { Application } from "./application.ts";

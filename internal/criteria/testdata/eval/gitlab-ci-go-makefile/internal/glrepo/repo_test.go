@@ -1,0 +1,9 @@
+package glrepo
+
+import "testing"
+
+func TestDefaultHost(t *testing.T) {
+	if DefaultHost != "gitlab.com" {
+		t.Fatalf("got %q", DefaultHost)
+	}
+}

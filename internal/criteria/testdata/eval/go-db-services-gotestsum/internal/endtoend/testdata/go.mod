@@ -1,0 +1,3 @@
+module github.com/sqlc-dev/sqlc/endtoend
+
+go 1.18

@@ -1,0 +1,3 @@
+module github.com/go-task/task/v3
+
+go 1.25.0

@@ -1,0 +1,9 @@
+package api
+
+import "testing"
+
+func TestVersion(t *testing.T) {
+	if Version == "" {
+		t.Fatal("empty API version")
+	}
+}

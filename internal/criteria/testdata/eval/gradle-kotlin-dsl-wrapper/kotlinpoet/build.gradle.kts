@@ -1,0 +1,7 @@
+plugins {
+  kotlin("jvm")
+}
+
+dependencies {
+  testImplementation(kotlin("test-junit"))
+}

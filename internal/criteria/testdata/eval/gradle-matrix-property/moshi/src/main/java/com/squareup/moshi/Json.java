@@ -1,0 +1,5 @@
+package com.squareup.moshi;
+
+public @interface Json {
+  String name();
+}

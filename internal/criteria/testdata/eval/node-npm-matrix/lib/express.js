@@ -1,0 +1,5 @@
+'use strict';
+
+exports = module.exports = function createApplication() {
+  return function app(req, res, next) { next(); };
+};

@@ -1,0 +1,8 @@
+<?php
+
+namespace GuzzleHttp;
+
+function describe_type($input): string
+{
+    return \gettype($input);
+}

@@ -1,0 +1,1 @@
+export const isArray: typeof Array.isArray = Array.isArray

@@ -1,0 +1,1 @@
+export const version: string = '6.2.0'

@@ -1,0 +1,5 @@
+from hatch.cli import main
+
+
+def test_main_exit_code():
+    assert main() == 0

@@ -1,0 +1,5 @@
+import requests
+
+
+def test_version():
+    assert requests.__version__.count(".") == 2

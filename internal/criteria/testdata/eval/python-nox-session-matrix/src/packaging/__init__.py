@@ -1,0 +1,2 @@
+__title__ = "packaging"
+__version__ = "25.1.dev0"

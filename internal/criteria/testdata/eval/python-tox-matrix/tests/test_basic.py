@@ -1,0 +1,5 @@
+import click
+
+
+def test_version():
+    assert click.__version__.startswith("8.")

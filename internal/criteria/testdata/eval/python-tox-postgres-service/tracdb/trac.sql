@@ -1,0 +1,2 @@
+-- Trac schema dump (trimmed)
+CREATE TABLE ticket (id integer PRIMARY KEY);

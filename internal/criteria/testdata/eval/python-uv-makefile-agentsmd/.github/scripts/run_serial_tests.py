@@ -1,0 +1,4 @@
+import subprocess
+import sys
+
+sys.exit(subprocess.call(["uv", "run", "pytest", "-m", "serial"]))

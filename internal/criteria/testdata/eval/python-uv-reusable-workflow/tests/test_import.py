@@ -1,0 +1,4 @@
+def test_import():
+    import mcp
+
+    assert mcp.__doc__

@@ -1,0 +1,3 @@
+module FactoryBot
+  VERSION = "6.5.0".freeze
+end

@@ -1,0 +1,1 @@
+//! grep-cli crate.

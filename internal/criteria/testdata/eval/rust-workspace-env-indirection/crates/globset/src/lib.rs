@@ -1,0 +1,1 @@
+//! globset crate.

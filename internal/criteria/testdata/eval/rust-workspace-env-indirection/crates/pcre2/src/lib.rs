@@ -1,0 +1,1 @@
+//! grep-pcre2 crate.

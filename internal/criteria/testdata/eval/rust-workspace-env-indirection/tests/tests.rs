@@ -1,0 +1,4 @@
+#[test]
+fn binary_name() {
+    assert_eq!("rg".len(), 2);
+}

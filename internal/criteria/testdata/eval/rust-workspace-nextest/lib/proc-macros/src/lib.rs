@@ -1,0 +1,9 @@
+//! jj-lib-proc-macros.
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn it_builds() {
+        assert_eq!(2 + 2, 4);
+    }
+}

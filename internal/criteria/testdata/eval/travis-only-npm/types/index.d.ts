@@ -1,0 +1,2 @@
+declare function chalk(text: string): string;
+export default chalk;

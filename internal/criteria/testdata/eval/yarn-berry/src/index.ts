@@ -1,0 +1,3 @@
+export function compose<T>(...funcs: Array<(arg: T) => T>): (arg: T) => T {
+  return (arg: T) => funcs.reduceRight((acc, f) => f(acc), arg)
+}

@@ -1,0 +1,6 @@
+"use strict";
+
+module.exports = {
+  testEnvironment: "node",
+  testRegex: "jsfmt\\.spec\\.js$|__tests__/.*\\.js$",
+};

@@ -1,0 +1,7 @@
+"use strict";
+
+const { format } = require("../..");
+
+test("adds a trailing newline", () => {
+  expect(format("a")).toBe("a\n");
+});

@@ -1,0 +1,3 @@
+'use strict'
+
+module.exports = { defaults: { host: 'localhost', port: 5432 } }
