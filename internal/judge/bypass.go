@@ -1,0 +1,778 @@
+package judge
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/aiwg/agent-loop/internal/loop"
+)
+
+// criterion is what the completion command depends on, read from its text.
+type criterion struct {
+	// makeFiles are the Makefiles/justfiles/Taskfiles the command runs, with
+	// the targets it names (nil targets: the default target, any change).
+	makeFiles map[string][]string
+	// packageJSON files and the scripts the command runs.
+	packageJSON map[string][]string
+	// files are whole files the criterion depends on (scripts it runs,
+	// config files it names, Options.CriterionFiles).
+	files map[string]bool
+	tools map[string]bool
+}
+
+// toolConfigRes are the configuration files of checkers a criterion may
+// run: relaxing them makes the criterion pass without fixing anything.
+var toolConfigRes = map[string]*regexp.Regexp{
+	"tsc":           regexp.MustCompile(`^tsconfig(?:\..+)?\.json$`),
+	"vue-tsc":       regexp.MustCompile(`^tsconfig(?:\..+)?\.json$`),
+	"eslint":        regexp.MustCompile(`^(?:\.eslintrc(?:\..+)?|eslint\.config\.[cm]?[jt]s)$`),
+	"mypy":          regexp.MustCompile(`^\.?mypy\.ini$`),
+	"ruff":          regexp.MustCompile(`^\.?ruff\.toml$`),
+	"flake8":        regexp.MustCompile(`^\.flake8$`),
+	"pylint":        regexp.MustCompile(`^\.?pylintrc$`),
+	"pyright":       regexp.MustCompile(`^pyrightconfig\.json$`),
+	"golangci-lint": regexp.MustCompile(`^\.golangci\.(?:ya?ml|toml|json)$`),
+	"staticcheck":   regexp.MustCompile(`^staticcheck\.conf$`),
+	"cargo clippy":  regexp.MustCompile(`^\.?clippy\.toml$`),
+	"rubocop":       regexp.MustCompile(`^\.rubocop(?:_todo)?\.yml$`),
+	"phpstan":       regexp.MustCompile(`^phpstan\.neon(?:\.dist)?$`),
+	"psalm":         regexp.MustCompile(`^psalm\.xml(?:\.dist)?$`),
+	"prettier":      regexp.MustCompile(`^\.prettierrc(?:\..+)?$`),
+	"biome":         regexp.MustCompile(`^biome\.jsonc?$`),
+	"stylelint":     regexp.MustCompile(`^\.stylelintrc(?:\..+)?$`),
+	"shellcheck":    regexp.MustCompile(`^\.shellcheckrc$`),
+	"hadolint":      regexp.MustCompile(`^\.hadolint\.ya?ml$`),
+}
+
+// toolSections are the pyproject.toml/setup.cfg sections of those checkers.
+var toolSections = map[string][]string{
+	"mypy": {"tool.mypy", "mypy"}, "ruff": {"tool.ruff"}, "pylint": {"tool.pylint"},
+	"pyright": {"tool.pyright"}, "flake8": {"flake8"},
+}
+
+// isToolConfig reports a configuration file of a checker the criterion runs.
+func (c criterion) isToolConfig(p string) bool {
+	base := path.Base(p)
+	for tool := range c.tools {
+		if re := toolConfigRes[tool]; re != nil && re.MatchString(base) {
+			return true
+		}
+	}
+	return false
+}
+
+// granular files are judged line by line (which target, which script, which
+// section), never as a whole.
+func isGranular(p string) bool {
+	switch path.Base(p) {
+	case "Makefile", "makefile", "GNUmakefile", "justfile", "Justfile", ".justfile", "package.json",
+		"pyproject.toml", "setup.cfg", "Taskfile.yml", "Taskfile.yaml":
+		return true
+	}
+	return false
+}
+
+var envAssignRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+
+// parseCriterion reads the completion command. It understands make, just,
+// task, npm/yarn/pnpm/bun scripts, the common test runners, scripts run by
+// path and explicit config file options.
+func parseCriterion(cmd string, extra []string) criterion {
+	c := criterion{makeFiles: map[string][]string{}, packageJSON: map[string][]string{}, files: map[string]bool{}, tools: map[string]bool{}}
+	for _, f := range extra {
+		f = path.Clean(strings.TrimPrefix(f, "./"))
+		switch path.Base(f) {
+		case "Makefile", "makefile", "GNUmakefile", "justfile", "Justfile", "Taskfile.yml", "Taskfile.yaml":
+			if _, ok := c.makeFiles[f]; !ok {
+				c.makeFiles[f] = nil
+			}
+		case "package.json":
+			if _, ok := c.packageJSON[f]; !ok {
+				c.packageJSON[f] = []string{"test"}
+			}
+		default:
+			c.files[f] = true
+		}
+	}
+	dir := ""
+	for _, seg := range splitCommands(cmd) {
+		words := shellWords(seg)
+		// Drop environment assignments and wrappers.
+		for len(words) > 0 {
+			w := words[0]
+			switch {
+			case envAssignRe.MatchString(w), w == "env", w == "time", w == "command", w == "exec", w == "sudo", w == "xvfb-run":
+				words = words[1:]
+				continue
+			case w == "timeout" && len(words) > 1:
+				words = words[2:]
+				continue
+			case w == "npx" || w == "bunx" || w == "pnpx":
+				words = words[1:]
+				continue
+			case (w == "poetry" || w == "uv" || w == "pipenv" || w == "hatch" || w == "pdm" || w == "rye") && len(words) > 1 && words[1] == "run":
+				words = words[2:]
+				continue
+			case w == "bundle" && len(words) > 1 && words[1] == "exec":
+				words = words[2:]
+				continue
+			case (w == "python" || w == "python3" || w == "py") && len(words) > 2 && words[1] == "-m":
+				words = words[2:]
+				continue
+			}
+			break
+		}
+		if len(words) == 0 {
+			continue
+		}
+		tool := path.Base(words[0])
+		args := words[1:]
+		switch tool {
+		case "cd":
+			if len(args) > 0 {
+				dir = path.Join(dir, args[0])
+			}
+			continue
+		case "make", "gmake":
+			file := path.Join(dir, "Makefile")
+			var targets []string
+			for i := 0; i < len(args); i++ {
+				a := args[i]
+				switch {
+				case a == "-C" && i+1 < len(args):
+					file = path.Join(dir, args[i+1], path.Base(file))
+					i++
+				case a == "-f" && i+1 < len(args):
+					file = path.Join(dir, args[i+1])
+					i++
+				case strings.HasPrefix(a, "-") || strings.Contains(a, "="):
+				default:
+					targets = append(targets, a)
+				}
+			}
+			c.makeFiles[file] = appendTargets(c.makeFiles[file], targets)
+		case "just":
+			c.makeFiles[path.Join(dir, "justfile")] = appendTargets(c.makeFiles[path.Join(dir, "justfile")], nonFlags(args))
+		case "task":
+			c.makeFiles[path.Join(dir, "Taskfile.yml")] = appendTargets(c.makeFiles[path.Join(dir, "Taskfile.yml")], nonFlags(args))
+		case "npm", "yarn", "pnpm", "bun":
+			pj := path.Join(dir, "package.json")
+			rest := nonFlags(args)
+			script := ""
+			switch {
+			case len(rest) == 0 && tool == "yarn":
+				script = "" // yarn alone installs
+			case len(rest) > 0 && (rest[0] == "test" || rest[0] == "t" || rest[0] == "tst"):
+				script = "test"
+				if tool == "bun" {
+					c.tools["bun"] = true
+				}
+			case len(rest) > 1 && (rest[0] == "run" || rest[0] == "run-script"):
+				script = rest[1]
+			case len(rest) > 0 && (tool == "yarn" || tool == "pnpm") && rest[0] != "install" && rest[0] != "exec":
+				script = rest[0]
+			case len(rest) > 1 && rest[0] == "exec":
+				c.tools[path.Base(rest[1])] = true
+			}
+			if script != "" {
+				c.packageJSON[pj] = append(c.packageJSON[pj], script, "pre"+script, "post"+script)
+			}
+		case "go", "cargo", "dotnet", "mix", "mvn", "gradle", "gradlew", "rake":
+			c.tools[tool] = true
+			if sub := nonFlags(args); len(sub) > 0 {
+				c.tools[tool+" "+sub[0]] = true
+			}
+			if tool == "mix" {
+				c.files[path.Join(dir, "test/test_helper.exs")] = true
+			}
+		default:
+			c.tools[strings.TrimSuffix(tool, ".js")] = true
+			if isScriptWord(words[0]) {
+				c.files[path.Clean(path.Join(dir, strings.TrimPrefix(words[0], "./")))] = true
+			}
+			if (tool == "bash" || tool == "sh" || tool == "zsh" || tool == "python" || tool == "python3" || tool == "node" || tool == "ruby" || tool == "php") && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+				c.files[path.Clean(path.Join(dir, strings.TrimPrefix(args[0], "./")))] = true
+			}
+		}
+		// Explicit config files.
+		for i, a := range args {
+			switch {
+			case (a == "-c" || a == "--config" || a == "--config-file" || a == "--configuration" || a == "--rcfile") && i+1 < len(args):
+				c.files[path.Clean(path.Join(dir, args[i+1]))] = true
+			case strings.HasPrefix(a, "--config="):
+				c.files[path.Clean(path.Join(dir, strings.TrimPrefix(a, "--config=")))] = true
+			}
+		}
+	}
+	return c
+}
+
+func appendTargets(have, add []string) []string {
+	if len(add) == 0 {
+		if have == nil {
+			return []string{}
+		}
+		return have
+	}
+	return append(have, add...)
+}
+
+func nonFlags(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") && !strings.Contains(a, "=") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func isScriptWord(w string) bool {
+	if strings.HasPrefix(w, "./") || strings.HasPrefix(w, "scripts/") || strings.HasPrefix(w, "bin/") || strings.HasPrefix(w, "ci/") {
+		return true
+	}
+	switch path.Ext(w) {
+	case ".sh", ".bash", ".py", ".rb", ".js", ".mjs", ".ps1", ".pl":
+		return strings.Contains(w, "/") || !strings.HasPrefix(w, "-")
+	}
+	return false
+}
+
+// splitCommands splits a shell command at ;, &&, || and | outside quotes.
+func splitCommands(s string) []string {
+	var out []string
+	var cur strings.Builder
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if quote != 0 {
+			cur.WriteByte(c)
+			if c == quote {
+				quote = 0
+			}
+			continue
+		}
+		switch c {
+		case '\'', '"':
+			quote = c
+			cur.WriteByte(c)
+		case ';', '|', '&', '\n', '(', ')':
+			if cur.Len() > 0 {
+				out = append(out, cur.String())
+				cur.Reset()
+			}
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// shellWords splits one simple command into words, removing quotes.
+func shellWords(s string) []string {
+	var out []string
+	var cur strings.Builder
+	inWord := false
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else {
+				cur.WriteByte(c)
+			}
+		case c == '\'' || c == '"':
+			quote = c
+			inWord = true
+		case c == ' ' || c == '\t':
+			if inWord {
+				out = append(out, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// testConfigBases are test runner configuration files: a change to one of
+// them changes what the criterion runs or how it judges.
+var testConfigBaseRe = regexp.MustCompile(`^(?:jest\.config\.[cm]?[jt]s(?:on)?|jest\.config\.json|vitest\.config\.[cm]?[jt]s|vitest\.workspace\.[cm]?[jt]s|\.mocharc(?:\.[cm]?js|\.json|\.ya?ml|\.jsonc)?|karma\.conf\.[cm]?[jt]s|ava\.config\.[cm]?js|playwright\.config\.[cm]?[jt]s|cypress\.config\.[cm]?[jt]s|\.nycrc(?:\.json|\.ya?ml)?|pytest\.ini|tox\.ini|noxfile\.py|\.coveragerc|phpunit\.xml(?:\.dist)?|phpunit\.dist\.xml|\.rspec|\.simplecov|codecov\.ya?ml|\.codecov\.ya?ml|.*\.runsettings|test_helper\.exs|\.c8rc(?:\.json)?)$`)
+
+// isTestConfigFile reports files that are test configuration as a whole.
+func isTestConfigFile(p string) bool {
+	return testConfigBaseRe.MatchString(path.Base(p))
+}
+
+// isTestConfig reports files where test filters can be set: test
+// configuration, CI, build files and whatever the criterion runs.
+func (c criterion) isTestConfig(p string) bool {
+	if isTestConfigFile(p) || isCIPath(p) || c.files[p] {
+		return true
+	}
+	if _, ok := c.makeFiles[p]; ok {
+		return true
+	}
+	if _, ok := c.packageJSON[p]; ok {
+		return true
+	}
+	switch path.Base(p) {
+	case "pyproject.toml", "setup.cfg", "pom.xml", "build.gradle", "build.gradle.kts", "vite.config.ts", "vite.config.js",
+		"vite.config.mjs", "Cargo.toml", "package.json":
+		return true
+	}
+	return false
+}
+
+// ---- validation bypass ----
+
+var (
+	makeTargetRe   = regexp.MustCompile(`^([A-Za-z0-9_.%/\-][A-Za-z0-9_.%/\- ]*?)\s*::?(?:[^=]|$)`)
+	justRecipeRe   = regexp.MustCompile(`^@?([A-Za-z0-9_\-]+)(?:\s+[^:=]*)?:(?:[^=]|$)`)
+	makeVarRe      = regexp.MustCompile(`^\s*(?:export\s+|override\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?:[:?+!]?=)`)
+	tomlSectionRe  = regexp.MustCompile(`^\s*\[\[?([^\]]+)\]\]?\s*$`)
+	jsonKeyRe      = regexp.MustCompile(`^\s*"([^"]+)"\s*:`)
+	jsonObjectOpen = regexp.MustCompile(`^\s*"([^"]+)"\s*:\s*\{\s*$`)
+	pytestKeyRe    = regexp.MustCompile(`^\s*(?:addopts|testpaths|python_files|python_classes|python_functions|norecursedirs|markers|filterwarnings|minversion|xfail_strict|required_plugins|fail_under|omit|source|branch)\s*=`)
+	jestKeyRe      = regexp.MustCompile(`^\s*"?(?:testPathIgnorePatterns|testMatch|testRegex|roots|modulePathIgnorePatterns|coverageThreshold|collectCoverageFrom|coveragePathIgnorePatterns|testEnvironment|passWithNoTests|bail|testTimeout|setupFilesAfterEnv|projects|include|exclude|thresholds)"?\s*:`)
+)
+
+func detectBypass(views []*fileView, crit criterion) []loop.Regression {
+	var ci, config, script, snapshots []loop.Evidence
+	for _, v := range views {
+		if v.ignored {
+			continue
+		}
+		p := v.path
+		switch {
+		case isCIPath(p) || (v.fd.OldPath != "" && isCIPath(v.fd.OldPath)):
+			ci = append(ci, changedEvidence(v, 3)...)
+		case isTestConfigFile(p) || (v.fd.OldPath != "" && isTestConfigFile(v.fd.OldPath)):
+			config = append(config, changedEvidence(v, 3)...)
+		case crit.files[p] && !isGranular(p):
+			script = append(script, changedEvidence(v, 3)...)
+		case crit.isToolConfig(p):
+			config = append(config, changedEvidence(v, 3)...)
+		}
+		if targets, ok := crit.makeFiles[p]; ok {
+			script = append(script, makeTargetChanges(v, targets)...)
+		}
+		switch path.Base(p) {
+		case "package.json":
+			script = append(script, packageJSONChanges(v, crit.packageJSON[p])...)
+		case "pyproject.toml", "setup.cfg":
+			config = append(config, sectionChanges(v, crit)...)
+		case "vite.config.ts", "vite.config.js", "vite.config.mjs", "vite.config.mts":
+			config = append(config, viteTestChanges(v)...)
+		}
+	}
+	snapshots = unexplainedSnapshots(views)
+	var regs []loop.Regression
+	add := func(ev []loop.Evidence, what string) {
+		if len(ev) == 0 {
+			return
+		}
+		files := map[string]bool{}
+		var names []string
+		for _, e := range ev {
+			if !files[e.Path] {
+				files[e.Path] = true
+				names = append(names, e.Path)
+			}
+		}
+		regs = append(regs, loop.Regression{
+			Type: ValidationBypass, Severity: SeverityCritical,
+			Summary:  fmt.Sprintf("%s: %s", what, listNames(names, 4)),
+			Evidence: capEvidence(ev), Baseline: nil, Current: names,
+		})
+	}
+	add(ci, "CI workflow changed")
+	add(config, "test configuration changed")
+	add(script, "the criterion's test script changed")
+	add(snapshots, "snapshots or golden files rewritten without a source change that explains them")
+	if th := loweredThresholds(views); len(th) > 0 {
+		var ev []loop.Evidence
+		var before, after []string
+		for _, t := range th {
+			ev = append(ev, t.ev)
+			before = append(before, t.before)
+			after = append(after, t.after)
+		}
+		regs = append(regs, loop.Regression{
+			Type: ValidationBypass, Severity: SeverityCritical,
+			Summary:  fmt.Sprintf("coverage threshold lowered (%s)", th[0].describe()),
+			Evidence: capEvidence(ev), Baseline: before, Current: after,
+		})
+	}
+	return regs
+}
+
+// changedEvidence returns up to n changed lines of a file (added first), or
+// the file itself when nothing is visible (a binary or mode change).
+func changedEvidence(v *fileView, n int) []loop.Evidence {
+	var ev []loop.Evidence
+	for _, l := range changedLines(v.newSide) {
+		if strings.TrimSpace(l.text) == "" {
+			continue
+		}
+		ev = append(ev, loop.Evidence{Path: v.path, Line: l.num, Text: evidenceText("+" + l.text)})
+	}
+	for _, l := range changedLines(v.oldSide) {
+		if strings.TrimSpace(l.text) == "" {
+			continue
+		}
+		p := v.fd.OldPath
+		if p == "" {
+			p = v.path
+		}
+		ev = append(ev, loop.Evidence{Path: p, Line: l.num, Text: evidenceText("-" + l.text)})
+	}
+	if len(ev) > n {
+		ev = ev[:n]
+	}
+	if len(ev) == 0 {
+		ev = append(ev, loop.Evidence{Path: v.path, Text: string(v.fd.Status)})
+	}
+	return ev
+}
+
+// makeTargetChanges returns changed lines inside the named targets' recipes
+// (any target when targets is empty), and changed variables whose names say
+// they feed the tests.
+func makeTargetChanges(v *fileView, targets []string) []loop.Evidence {
+	want := map[string]bool{}
+	for _, t := range targets {
+		want[t] = true
+	}
+	isJust := strings.EqualFold(path.Base(v.path), "justfile") || path.Base(v.path) == ".justfile"
+	isTask := strings.HasPrefix(path.Base(v.path), "Taskfile")
+	var ev []loop.Evidence
+	scan := func(side []vline, section string, sign string, filePath string) {
+		current := targetOf(section, isJust)
+		for _, l := range side {
+			if isTask {
+				if l.changed && strings.TrimSpace(l.text) != "" {
+					ev = append(ev, loop.Evidence{Path: filePath, Line: l.num, Text: evidenceText(sign + l.text)})
+				}
+				continue
+			}
+			if t := targetOf(l.text, isJust); t != "" && !strings.HasPrefix(l.text, "\t") && !strings.HasPrefix(l.text, " ") {
+				current = t
+			}
+			if !l.changed || strings.TrimSpace(l.text) == "" || isCommentLine(langMake, l.text) {
+				continue
+			}
+			inTarget := len(want) == 0 || want[current]
+			if m := makeVarRe.FindStringSubmatch(l.text); m != nil && !strings.HasPrefix(l.text, "\t") {
+				inTarget = len(want) == 0 || strings.Contains(strings.ToUpper(m[1]), "TEST") || strings.Contains(strings.ToUpper(m[1]), "COVER")
+			}
+			if t := targetOf(l.text, isJust); t != "" && want[t] {
+				inTarget = true
+			}
+			if inTarget {
+				ev = append(ev, loop.Evidence{Path: filePath, Line: l.num, Text: evidenceText(sign + l.text)})
+			}
+		}
+	}
+	for h := range v.newSide {
+		scan(v.newSide[h], v.sections[h], "+", v.path)
+		old := v.fd.OldPath
+		if old == "" {
+			old = v.path
+		}
+		scan(v.oldSide[h], v.sections[h], "-", old)
+	}
+	return ev
+}
+
+func targetOf(line string, just bool) string {
+	if strings.HasPrefix(line, "\t") || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ".PHONY") {
+		return ""
+	}
+	re := makeTargetRe
+	if just {
+		re = justRecipeRe
+	}
+	m := re.FindStringSubmatch(line)
+	if m == nil || makeVarRe.MatchString(line) {
+		return ""
+	}
+	return strings.TrimSpace(strings.Fields(m[1] + " ")[0])
+}
+
+// packageJSONChanges returns changed lines that define one of the
+// criterion's scripts, or that sit inside the "jest"/"mocha"/... config.
+func packageJSONChanges(v *fileView, scripts []string) []loop.Evidence {
+	want := map[string]bool{}
+	for _, s := range scripts {
+		want[s] = true
+	}
+	var ev []loop.Evidence
+	scan := func(side []vline, sign, filePath string) {
+		block := ""
+		depth := 0
+		for _, l := range side {
+			if m := jsonObjectOpen.FindStringSubmatch(l.text); m != nil {
+				block, depth = m[1], 1
+			} else if block != "" {
+				depth += strings.Count(l.text, "{") - strings.Count(l.text, "}")
+				if depth <= 0 {
+					block = ""
+				}
+			}
+			if !l.changed {
+				continue
+			}
+			hit := false
+			if m := jsonKeyRe.FindStringSubmatch(l.text); m != nil && want[m[1]] && (block == "" || block == "scripts") {
+				hit = true
+			}
+			switch block {
+			case "jest", "mocha", "ava", "nyc", "c8", "vitest":
+				hit = true
+			}
+			if block == "" && jestKeyRe.MatchString(l.text) && !jsonObjectOpen.MatchString(l.text) {
+				hit = true
+			}
+			if hit {
+				ev = append(ev, loop.Evidence{Path: filePath, Line: l.num, Text: evidenceText(sign + l.text)})
+			}
+		}
+	}
+	for h := range v.newSide {
+		scan(v.newSide[h], "+", v.path)
+		scan(v.oldSide[h], "-", v.path)
+	}
+	return ev
+}
+
+// sectionChanges returns changed lines of pyproject.toml/setup.cfg inside
+// the pytest and coverage sections.
+func sectionChanges(v *fileView, crit criterion) []loop.Evidence {
+	var ev []loop.Evidence
+	testSection := func(name string) bool {
+		name = strings.TrimSpace(name)
+		for tool := range crit.tools {
+			for _, sec := range toolSections[tool] {
+				if name == sec || strings.HasPrefix(name, sec+".") || strings.HasPrefix(name, sec+"-") {
+					return true
+				}
+			}
+		}
+		return name == "tool.pytest.ini_options" || name == "tool:pytest" || name == "pytest" ||
+			strings.HasPrefix(name, "tool.coverage") || strings.HasPrefix(name, "coverage:") ||
+			name == "tool.tox" || strings.HasPrefix(name, "tool.hatch.envs.test") || name == "tool.poe.tasks"
+	}
+	scan := func(side []vline, sign string) {
+		section := ""
+		known := false
+		for _, l := range side {
+			if m := tomlSectionRe.FindStringSubmatch(l.text); m != nil {
+				section, known = m[1], true
+			}
+			if !l.changed || strings.TrimSpace(l.text) == "" {
+				continue
+			}
+			if (known && testSection(section)) || (!known && pytestKeyRe.MatchString(l.text)) || (l.changed && tomlSectionRe.MatchString(l.text) && testSection(section)) {
+				ev = append(ev, loop.Evidence{Path: v.path, Line: l.num, Text: evidenceText(sign + l.text)})
+			}
+		}
+	}
+	for h := range v.newSide {
+		scan(v.newSide[h], "+")
+		scan(v.oldSide[h], "-")
+	}
+	return ev
+}
+
+// viteTestChanges returns changed lines of a vite config that concern tests.
+func viteTestChanges(v *fileView) []loop.Evidence {
+	var ev []loop.Evidence
+	for h := range v.newSide {
+		inTest := strings.Contains(v.sections[h], "test")
+		for _, l := range v.newSide[h] {
+			if viteTestKeyRe.MatchString(l.text) {
+				inTest = true
+			}
+			if l.changed && (inTest || jestKeyRe.MatchString(l.text)) {
+				ev = append(ev, loop.Evidence{Path: v.path, Line: l.num, Text: evidenceText("+" + l.text)})
+			}
+		}
+	}
+	return ev
+}
+
+// unexplainedSnapshots returns snapshot and golden files whose recorded
+// values were rewritten (lines removed, or the file deleted) while no source
+// file of the code they describe changed.
+func unexplainedSnapshots(views []*fileView) []loop.Evidence {
+	var sources []string
+	for _, v := range views {
+		if isSnapshotPath(v.path) || !v.lang.isCode() || v.test || isIgnoredPathExceptTestdata(v.path) {
+			continue
+		}
+		sources = append(sources, v.path)
+		if v.fd.OldPath != "" {
+			sources = append(sources, v.fd.OldPath)
+		}
+	}
+	var ev []loop.Evidence
+	for _, v := range views {
+		if !isSnapshotPath(v.path) && !(v.fd.OldPath != "" && isSnapshotPath(v.fd.OldPath)) {
+			continue
+		}
+		if hasDir(v.path, "node_modules", "vendor") {
+			continue
+		}
+		rewritten := v.fd.Status == StatusDeleted || len(changedLines(v.oldSide)) > 0 || (v.fd.Binary && v.fd.Status == StatusModified)
+		if !rewritten {
+			continue
+		}
+		owner := snapshotOwner(v.path)
+		explained := false
+		for _, s := range sources {
+			if owner == "" || s == owner || strings.HasPrefix(s, owner+"/") {
+				explained = true
+				break
+			}
+		}
+		if explained {
+			continue
+		}
+		lines := changedLines(v.oldSide)
+		if len(lines) == 0 {
+			ev = append(ev, loop.Evidence{Path: v.path, Text: string(v.fd.Status)})
+			continue
+		}
+		for i, l := range lines {
+			if i == 3 {
+				break
+			}
+			ev = append(ev, loop.Evidence{Path: v.path, Line: l.num, Text: evidenceText("-" + l.text)})
+		}
+	}
+	return ev
+}
+
+func isIgnoredPathExceptTestdata(p string) bool {
+	return hasDir(p, "vendor", "node_modules", "third_party", ".aiwg")
+}
+
+// ---- coverage thresholds ----
+
+var (
+	thresholdRe   = regexp.MustCompile(`(?i)(fail[_-]?under|cov-fail-under|min(?:imum)?[_-]?coverage(?:[_-]?\w+)?|coverage[_-]?threshold|check-coverage|<minimum>|\bminimum\b|\b(?:branches|functions|lines|statements)\b|\bthreshold\b|\btarget\b|\bcoveredratio\b)["']?\s*(?:[:=]|=>|\s)?\s*["']?(\d+(?:\.\d+)?)`)
+	viteTestKeyRe = regexp.MustCompile(`^\s*test\s*:`)
+	coverageHint  = regexp.MustCompile(`(?i)cov|threshold|fail_under|fail-under`)
+)
+
+type threshold struct {
+	ev            loop.Evidence
+	key           string
+	before, after string
+}
+
+func (t threshold) describe() string {
+	if t.after == "" {
+		return fmt.Sprintf("%s %s removed", t.key, t.before)
+	}
+	return fmt.Sprintf("%s %s -> %s", t.key, t.before, t.after)
+}
+
+// loweredThresholds pairs coverage thresholds removed and added in the same
+// configuration file and reports each one that went down or away.
+func loweredThresholds(views []*fileView) []threshold {
+	var out []threshold
+	for _, v := range views {
+		if v.ignored || !isConfigLike(v.path) {
+			continue
+		}
+		type val struct {
+			n    float64
+			raw  string
+			line vline
+		}
+		removed := map[string][]val{}
+		added := map[string][]val{}
+		collect := func(side [][]vline, into map[string][]val) {
+			for h, hunk := range side {
+				hint := coverageHint.MatchString(v.sections[h]) || coverageHint.MatchString(v.path)
+				for _, l := range hunk {
+					if coverageHint.MatchString(l.text) {
+						hint = true
+					}
+				}
+				if !hint {
+					continue
+				}
+				for _, l := range hunk {
+					if !l.changed {
+						continue
+					}
+					for _, m := range thresholdRe.FindAllStringSubmatch(l.text, -1) {
+						n, err := strconv.ParseFloat(m[2], 64)
+						if err != nil {
+							continue
+						}
+						if n <= 1 && strings.Contains(m[2], ".") {
+							n *= 100 // jacoco ratios
+						}
+						key := strings.ToLower(strings.Trim(m[1], "<>"))
+						into[key] = append(into[key], val{n, m[2], l})
+					}
+				}
+			}
+		}
+		collect(v.oldSide, removed)
+		collect(v.newSide, added)
+		for key, olds := range removed {
+			news := added[key]
+			for i, o := range olds {
+				if i < len(news) {
+					if news[i].n < o.n {
+						out = append(out, threshold{
+							ev:  loop.Evidence{Path: v.path, Line: news[i].line.num, Text: evidenceText(news[i].line.text)},
+							key: key, before: o.raw, after: news[i].raw,
+						})
+					}
+					continue
+				}
+				out = append(out, threshold{
+					ev:  loop.Evidence{Path: v.path, Line: o.line.num, Text: evidenceText("-" + o.line.text)},
+					key: key, before: o.raw,
+				})
+			}
+		}
+	}
+	return out
+}
+
+// isConfigLike reports files that hold settings rather than program code.
+func isConfigLike(p string) bool {
+	base := path.Base(p)
+	switch langOf(p) {
+	case langJSON, langYAML, langTOML, langINI, langXML, langMake, langShell:
+		return true
+	case langJS:
+		return strings.Contains(base, "config") || strings.HasPrefix(base, ".")
+	case langKotlin:
+		return strings.HasPrefix(base, "build.gradle")
+	case langRuby:
+		return base == ".simplecov" || strings.HasSuffix(base, "spec_helper.rb")
+	}
+	return base == ".simplecov" || base == ".coveragerc" || base == "build.gradle" || isTestConfigFile(p)
+}

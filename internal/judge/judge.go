@@ -1,0 +1,85 @@
+package judge
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aiwg/agent-loop/internal/loop"
+)
+
+var _ loop.Judge = (*Judge)(nil)
+
+// Options configures a Judge. The zero value is usable.
+type Options struct {
+	// CriterionFiles are extra paths the criterion depends on (the engine
+	// passes e.g. Makefile or package.json for `make test`/`npm test`). The
+	// judge also derives them from the command itself.
+	CriterionFiles []string
+	// StallAfter: the same failing fingerprint with no score improvement for
+	// this many iterations stalls the loop (default 3).
+	StallAfter int
+	// EmptyDiffStall: this many empty diffs in a row stall the loop
+	// (default 2).
+	EmptyDiffStall int
+	// Reinforcement is the starting level: "" means MINIMAL; "OFF" disables
+	// escalation (stalls are still detected).
+	Reinforcement string
+}
+
+// Judge implements loop.Judge. It is safe for concurrent use.
+type Judge struct {
+	opts Options
+
+	mu        sync.Mutex
+	latencies []time.Duration
+}
+
+// New returns a Judge with defaults filled in.
+func New(opts Options) *Judge {
+	if opts.StallAfter <= 0 {
+		opts.StallAfter = 3
+	}
+	if opts.EmptyDiffStall <= 0 {
+		opts.EmptyDiffStall = 2
+	}
+	opts.Reinforcement = strings.ToUpper(strings.TrimSpace(opts.Reinforcement))
+	if opts.Reinforcement == "" || ValidateLevel(opts.Reinforcement) != nil {
+		opts.Reinforcement = LevelMinimal
+	}
+	opts.CriterionFiles = slices.Clone(opts.CriterionFiles)
+	return &Judge{opts: opts}
+}
+
+// Assess judges one iteration: regressions from the diff against the
+// baseline and from the test results, and the quality score.
+func (j *Judge) Assess(ctx context.Context, in loop.JudgeInput) (loop.Verdict, error) {
+	start := time.Now()
+	defer func() {
+		j.mu.Lock()
+		j.latencies = append(j.latencies, time.Since(start))
+		j.mu.Unlock()
+	}()
+	if err := ctx.Err(); err != nil {
+		return loop.Verdict{}, fmt.Errorf("judging iteration %d: %w", in.Iteration, err)
+	}
+	files, parseErr := ParseDiff(in.BaseDiff)
+	regs := detect(files, in, j.opts.CriterionFiles)
+	stepFiles, _ := ParseDiff(in.StepDiff)
+	v := score(in, files, stepFiles, regs)
+	if parseErr != nil {
+		v.Explain = append(v.Explain, fmt.Sprintf("note: the diff was only partly readable (%v); detectors saw %d files", parseErr, len(files)))
+	}
+	return v, nil
+}
+
+// Latencies returns the duration of every Assess call so far, in order
+// (for the p95/p99 detection latency of persistence_metrics).
+func (j *Judge) Latencies() []time.Duration {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return slices.Clone(j.latencies)
+}
