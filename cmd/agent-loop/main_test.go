@@ -46,7 +46,24 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
 			env.Setenv("GITHUB_TOKEN", "ghs_harnessSecretToken1234")
 			env.Setenv("CI", "true")
+			// Scripts that run `go test` as the completion command share the
+			// build cache of the test run.
+			if out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output(); err == nil {
+				if f := strings.Fields(string(out)); len(f) == 2 {
+					env.Setenv("GOCACHE", f[0])
+					env.Setenv("GOMODCACHE", f[1])
+				}
+			}
+			env.Setenv("GOFLAGS", "-mod=mod")
+			env.Setenv("GOPROXY", "off")
 			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "go" {
+				_, err := exec.LookPath("go")
+				return err == nil, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"schema":   cmdSchema,
