@@ -22,7 +22,7 @@ type agentSpec struct {
 
 // buildAgent returns the agent and the provider credentials it was given
 // (to be redacted from every log).
-func buildAgent(spec agentSpec, environ []string, secrets *redact.Set) (loop.Agent, error) {
+func buildAgent(spec agentSpec, environ []string, secrets *redact.Set, stateDir string) (loop.Agent, error) {
 	switch config.NormalizeProvider(spec.Provider) {
 	case "command":
 		return provider.NewCommand(spec.AgentCommand), nil
@@ -50,7 +50,9 @@ func buildAgent(spec agentSpec, environ []string, secrets *redact.Set) (loop.Age
 	if v, ok := process.Lookup(environ, "AGENT_LOOP_"+upper(name)+"_BIN"); ok {
 		bin = v
 	}
-	return provider.New(name, provider.Config{Model: spec.Model, MaxTurns: spec.MaxTurns, Credentials: creds, Extra: spec.Args, Binary: bin})
+	// The CLI's private home (config, sessions) lives under .aiwg/ralph,
+	// which is never committed.
+	return provider.New(name, provider.Config{Model: spec.Model, MaxTurns: spec.MaxTurns, Credentials: creds, Extra: spec.Args, Binary: bin, StateDir: stateDir})
 }
 
 func upper(s string) string {

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/aiwg/agent-loop/internal/config"
+	"github.com/aiwg/agent-loop/internal/crashpoint"
 	"github.com/aiwg/agent-loop/internal/criteria"
 	"github.com/aiwg/agent-loop/internal/gitrepo"
 	"github.com/aiwg/agent-loop/internal/loop"
@@ -417,7 +419,7 @@ func Resume(ctx context.Context, dir, id string, ro ResumeOptions, o IO, h Hooks
 	if h.Script != nil {
 		spec.Provider = "scripted"
 	}
-	agent, err := buildAgent(spec, o.Environ, secrets)
+	agent, err := buildAgent(spec, o.Environ, secrets, filepath.Join(root, state.RootDir))
 	if err != nil {
 		return nil, usage(err)
 	}
@@ -444,6 +446,7 @@ func Resume(ctx context.Context, dir, id string, ro ResumeOptions, o IO, h Hooks
 	if err := store.Register(st); err != nil {
 		return nil, usage(err)
 	}
+	crashpoint.Hit("resume-registered")
 	if err := d.Save(st, time.Now()); err != nil {
 		return nil, err
 	}

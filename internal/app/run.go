@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aiwg/agent-loop/internal/config"
+	"github.com/aiwg/agent-loop/internal/crashpoint"
 	"github.com/aiwg/agent-loop/internal/criteria"
 	"github.com/aiwg/agent-loop/internal/gitrepo"
 	"github.com/aiwg/agent-loop/internal/judge"
@@ -95,7 +96,7 @@ func Run(ctx context.Context, cfg config.Config, o IO, h Hooks) (*RunResult, err
 	var agent loop.Agent
 	version := ""
 	if valid {
-		agent, err = buildAgent(spec, o.Environ, secrets)
+		agent, err = buildAgent(spec, o.Environ, secrets, filepath.Join(root, state.RootDir))
 	}
 	if err != nil {
 		problems = append(problems, err)
@@ -157,6 +158,7 @@ func Run(ctx context.Context, cfg config.Config, o IO, h Hooks) (*RunResult, err
 	if err := store.Register(st); err != nil {
 		return nil, usage(err)
 	}
+	crashpoint.Hit("registered")
 	if err := dir.Save(st, time.Now()); err != nil {
 		_ = store.Deregister(loopID)
 		return nil, err
