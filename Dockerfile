@@ -33,7 +33,7 @@ ARG CLAUDE_CODE_VERSION=2.1.330
 ARG CODEX_VERSION=0.169.0
 ARG GEMINI_CLI_VERSION=0.61.0
 ARG OPENCODE_VERSION=1.18.33
-ARG FACTORY_CLI_VERSION=0.225.1
+ARG DROID_VERSION=0.215.0
 
 # git for the harness and the agents; ca-certificates for HTTPS; the rest are
 # what completion commands and agents commonly call (make, python3, curl,
@@ -48,7 +48,7 @@ RUN npm install --global --no-fund --no-audit --no-update-notifier \
        "@openai/codex@${CODEX_VERSION}" \
        "@google/gemini-cli@${GEMINI_CLI_VERSION}" \
        "opencode-ai@${OPENCODE_VERSION}" \
-       "@factory/cli@${FACTORY_CLI_VERSION}" \
+       "droid@${DROID_VERSION}" \
     && npm cache clean --force \
     && for cli in claude codex gemini opencode droid; do \
          command -v "$cli" >/dev/null || { echo "missing $cli" >&2; exit 1; }; \
