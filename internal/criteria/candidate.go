@@ -1,0 +1,36 @@
+package criteria
+
+// candidate is one command some layer proposes as a gate.
+type candidate struct {
+	command string
+	workdir string
+	setup   string
+	kind    kind
+	sig     string
+	layer   string
+	source  string
+	// evidence is added to the rationale when the candidate is chosen.
+	evidence []Finding
+	// problems are traps that make the candidate worse without ruling it
+	// out (needs a database, runs a browser suite).
+	problems []string
+	// unusable says why the command cannot run locally at all.
+	unusable string
+	// rank orders candidates of one layer: lower is better.
+	rank  int
+	order int
+	// runner/script: the named script the command runs (npm test -> npm,
+	// test), for confirmation by the manifest.
+	runner, script string
+	// inner is the signature of what the named script runs; inners lists
+	// the signatures of every command its body runs.
+	inner  string
+	inners []string
+	// strong is set when the layer states the command outright (a CI step,
+	// a script named test), weak for a default guessed from a manifest.
+	strong bool
+}
+
+func finding(layer, source, text string) Finding {
+	return Finding{Layer: layer, Source: source, Finding: text}
+}

@@ -1,0 +1,693 @@
+package criteria
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// jobCmd is one command of a CI job, classified.
+type jobCmd struct {
+	step       ciStep
+	text       string
+	args       []string
+	dir        string
+	dirUnknown bool
+	info       cmdInfo
+	orFallback bool
+	compound   bool
+	fromAction bool
+	unresolved []string
+	pipedTo    string
+	// env is what the command sees that CI set: the step's env: and what
+	// earlier steps wrote to $GITHUB_ENV.
+	env map[string]string
+}
+
+var placeholderRe = regexp.MustCompile(`__AL_EXPR_([0-9]+)__`)
+
+// restore puts the original ${{ }} expressions back into a text.
+func restore(text string, unresolved []string) string {
+	return placeholderRe.ReplaceAllStringFunc(text, func(m string) string {
+		var n int
+		fmt.Sscanf(m, "__AL_EXPR_%d__", &n)
+		if n >= 1 && n <= len(unresolved) {
+			return unresolved[n-1]
+		}
+		return m
+	})
+}
+
+var (
+	serviceActionRe = regexp.MustCompile(`(?i)(mongo|postgres|mysql|mariadb|redis|elasticsearch|opensearch|rabbitmq|kafka|compose|localstack|minio|docker-run)`)
+	toolchainAction = regexp.MustCompile(`(?i)(^actions/(setup-|checkout|cache|github-script|configure-pages)|/setup-|/install-|toolchain|rust-cache|sccache|ccache|/cache@|install-nix|nix-installer|cachix|msvc-dev-cmd|setup-msbuild|wait-for|get-cmake|lukka/|cmake-action|login-action|buildx|qemu|docker/metadata|checkout|gradle/actions/setup-gradle|gradle/wrapper-validation|gradle/actions/wrapper-validation|denoland/setup|oven-sh/setup|pnpm/action-setup|erlef/setup|ruby/setup|shivammathur/setup|astral-sh/setup-uv|mlugg/setup-zig|goto-bus-stop/setup-zig|haskell-actions/setup|jdx/mise-action|jdx/rtx-action|extractions/setup|arduino/setup|crazy-max/ghaction-setup|bufbuild/buf-setup|ilammy/)`)
+	ciOnlyAction    = regexp.MustCompile(`(?i)(upload|download|artifact|codecov|coveralls|coverage-report|report|annotat|comment|summary|problem-matcher|matcher|notify|slack|discord|labeler|stale|release|deploy|publish|pages|changesets|paths-filter|changed-files|dorny|github-script|cla|sonar|codeql|scorecard|dependency-review|cache|lychee|link-check|spell|typos|misspell|semantic-pull-request|pr-title|label)`)
+)
+
+// actionStep turns the steps of well-known actions into what they run.
+func actionStep(s ciStep) (cmd string, setup string, note string) {
+	uses := strings.ToLower(s.uses)
+	name := uses
+	if i := strings.Index(name, "@"); i >= 0 {
+		name = name[:i]
+	}
+	w := s.with
+	switch {
+	case name == "golangci/golangci-lint-action":
+		return strings.TrimSpace("golangci-lint run " + w["args"]), "", ""
+	case name == "actions-rs/cargo":
+		if w["command"] == "" {
+			return "", "", ""
+		}
+		return strings.TrimSpace("cargo " + w["command"] + " " + w["args"]), "", ""
+	case name == "actions-rs/clippy-check" || name == "giraffate/clippy-action" || name == "auguwu/clippy-action":
+		return strings.TrimSpace("cargo clippy " + firstNonEmpty(w["args"], w["clippy_flags"])), "", ""
+	case name == "gradle/gradle-build-action" || name == "gradle/actions/setup-gradle" || name == "eskatos/gradle-command-action":
+		if w["arguments"] != "" {
+			return "./gradlew " + w["arguments"], "", ""
+		}
+		return "", "", ""
+	case name == "pre-commit/action":
+		return strings.TrimSpace("pre-commit run " + firstNonEmpty(w["extra_args"], "--all-files")), "", ""
+	case name == "astral-sh/ruff-action" || name == "chartboost/ruff-action" || name == "jpetrucciani/ruff-check":
+		args := firstNonEmpty(w["args"], "check")
+		return strings.TrimSpace("ruff " + args + " " + w["src"]), "", ""
+	case name == "ruby/setup-ruby":
+		if w["bundler-cache"] == "true" {
+			return "", "bundle install", "ruby/setup-ruby with bundler-cache installs the gems"
+		}
+	case name == "pnpm/action-setup":
+		if w["run_install"] != "" && w["run_install"] != "false" {
+			return "", "pnpm install", "pnpm/action-setup with run_install installs the dependencies"
+		}
+	case name == "bahmutov/npm-install":
+		return "", "npm ci", "bahmutov/npm-install installs the dependencies"
+	case name == "ramsey/composer-install" || name == "php-actions/composer":
+		return "", "composer install", s.uses + " installs the Composer dependencies"
+	case name == "php-actions/phpunit":
+		return "vendor/bin/phpunit", "", ""
+	case name == "borales/actions-yarn":
+		if w["cmd"] != "" {
+			return "yarn " + w["cmd"], "", ""
+		}
+	case name == "cypress-io/github-action":
+		return "npx cypress run", "", ""
+	case name == "denoland/deployctl":
+		return "", "", ""
+	}
+	return "", "", ""
+}
+
+// actionRole says what an action step is, for the rationale.
+func actionRole(uses string) string {
+	switch {
+	case serviceActionRe.MatchString(uses) && !strings.Contains(strings.ToLower(uses), "setup-"):
+		return "service"
+	case toolchainAction.MatchString(uses):
+		return "toolchain"
+	case ciOnlyAction.MatchString(uses):
+		return "ci-only"
+	}
+	return "ci-only"
+}
+
+// jobAnalysis is what one job runs, sorted into gates, setup and the rest.
+type jobAnalysis struct {
+	cmds       []jobCmd
+	setups     []string // action-implied setup commands
+	toolchain  []string
+	ciOnly     []string
+	services   []string
+	notes      []string
+	windows    bool
+	unusableSh []string
+}
+
+func analyzeJob(j *ciJob, m *manifests) *jobAnalysis {
+	a := &jobAnalysis{}
+	a.services = append(a.services, j.services...)
+	ro := strings.ToLower(j.runsOn)
+	a.windows = strings.Contains(ro, "windows") || strings.Contains(ro, "macos") || strings.Contains(ro, "macOS")
+	cl := m.classifier()
+	written := map[string]string{}
+	for _, s := range j.steps {
+		env := j.stepEnv(s)
+		if s.cond != "" && !env.condition(s.cond) {
+			continue
+		}
+		cmdEnv := map[string]string{}
+		for k, v := range env.env {
+			cmdEnv[k] = v
+		}
+		for k, v := range written {
+			if _, set := cmdEnv[k]; !set {
+				cmdEnv[k] = v
+			}
+		}
+		wd := firstNonEmpty(s.wd, j.defaultWD)
+		wd = clean(strings.TrimPrefix(strings.TrimPrefix(wd, "${{ github.workspace }}"), "$GITHUB_WORKSPACE"))
+		if s.uses != "" {
+			cmd, setup, note := actionStep(s)
+			if setup != "" {
+				a.setups = append(a.setups, setup)
+				a.notes = append(a.notes, note)
+			}
+			if cmd != "" {
+				dir := wd
+				if awd := s.with["working-directory"]; awd != "" {
+					dir = clean(awd)
+				}
+				args := strings.Fields(cmd)
+				a.cmds = append(a.cmds, jobCmd{step: s, text: cmd, args: args, dir: dir, info: cl.classify(args, dir), fromAction: true, orFallback: s.softFail, env: cmdEnv})
+				continue
+			}
+			if setup != "" {
+				continue
+			}
+			switch actionRole(s.uses) {
+			case "service":
+				a.services = append(a.services, s.uses)
+			case "toolchain":
+				a.toolchain = append(a.toolchain, actionName(s.uses))
+			default:
+				a.ciOnly = append(a.ciOnly, actionName(s.uses))
+			}
+			continue
+		}
+		if s.run == "" {
+			continue
+		}
+		sh := ""
+		if f := strings.Fields(s.shell); len(f) > 0 {
+			sh = strings.ToLower(path.Base(f[0]))
+		}
+		if sh == "pwsh" || sh == "powershell" || sh == "cmd" || sh == "python" {
+			a.unusableSh = append(a.unusableSh, s.label()+" runs in "+sh)
+			continue
+		}
+		cmds, err := splitScript(s.run)
+		if err != nil {
+			a.notes = append(a.notes, fmt.Sprintf("%s: the script does not parse as shell (%v)", s.label(), err))
+			continue
+		}
+		for k, v := range githubEnvWrites(s.run) {
+			if !placeholderRe.MatchString(v) {
+				written[k] = v
+			}
+		}
+		for _, sc := range cmds {
+			dir := join(wd, sc.dir)
+			jc := jobCmd{step: s, text: replaceWorkspaceVar(sc.text, dir), args: sc.args, dir: dir, dirUnknown: sc.dirUnknown, orFallback: sc.orFallback || s.softFail,
+				compound: sc.compound, unresolved: s.unresolved, pipedTo: sc.pipedTo, env: cmdEnv}
+			if sc.compound {
+				for _, in := range sc.inner {
+					info := cl.classify(in.args, join(wd, in.dir))
+					jc.info.kind |= info.kind
+					if jc.info.sig == "" {
+						jc.info.sig = info.sig
+					}
+				}
+			} else {
+				jc.info = cl.classify(sc.args, dir)
+			}
+			if sc.bg {
+				jc.info.kind = kService
+			}
+			if s.setupOnly && jc.info.kind&gateKinds != 0 {
+				jc.info.kind = (jc.info.kind &^ gateKinds) | kInstall
+			}
+			a.cmds = append(a.cmds, jc)
+		}
+	}
+	return a
+}
+
+var workspaceVarRe = regexp.MustCompile(`"?\$\{?GITHUB_WORKSPACE\}?"?`)
+
+// replaceWorkspaceVar turns $GITHUB_WORKSPACE in a command into the path
+// from the command's directory to the repository root.
+func replaceWorkspaceVar(text, dir string) string {
+	return workspaceVarRe.ReplaceAllStringFunc(text, func(string) string { return relPath(dir, ".") })
+}
+
+func actionName(uses string) string {
+	if i := strings.Index(uses, "@"); i >= 0 {
+		return uses[:i]
+	}
+	return uses
+}
+
+// category is one kind of gate a job can supply.
+var categories = []kind{kTest, kLint | kFormat, kType, kBuild, kCoverage}
+
+// ciCandidates turns the jobs into gate candidates, one per job and kind.
+func ciCandidates(jobs []*ciJob, m *manifests) (cands []candidate, notes []Finding) {
+	for _, j := range jobs {
+		src := j.file + " job " + j.id
+		if j.skip != "" {
+			notes = append(notes, finding(LayerCIConfig, src, "ignored: "+j.skip))
+			continue
+		}
+		a := analyzeJob(j, m)
+		deploy, gated := false, false
+		for _, c := range a.cmds {
+			if c.info.kind.has(kDeploy) && !c.orFallback && !gated {
+				deploy = true
+			}
+			if c.info.kind&gateKinds != 0 && !c.info.kind.has(kDeploy) {
+				gated = true
+			}
+		}
+		if deploy {
+			notes = append(notes, finding(LayerCIConfig, src, "ignored: the job publishes or deploys"))
+			continue
+		}
+		for _, cat := range categories {
+			if c, ok := jobCandidate(j, a, cat, m); ok {
+				cands = append(cands, c)
+			}
+		}
+	}
+	for i := range cands {
+		cands[i].order = i
+		cands[i].layer = LayerCIConfig
+	}
+	return cands, notes
+}
+
+// jobCandidate builds the candidate for one kind of gate in one job.
+func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, bool) {
+	var gates []int
+	for i, c := range a.cmds {
+		k := c.info.kind
+		if !k.has(cat) || c.orFallback || k.has(kBench) || k.has(kDeploy) {
+			continue
+		}
+		if cat == kBuild && k.has(kTest) {
+			continue // a test command is no build gate
+		}
+		if cat == kCoverage && !k.has(kCoverage) {
+			continue
+		}
+		gates = append(gates, i)
+	}
+	if len(gates) == 0 {
+		return candidate{}, false
+	}
+	// Prefer non-e2e gates when the job has both.
+	if cat == kTest {
+		var plain []int
+		for _, g := range gates {
+			if !a.cmds[g].info.kind.has(kE2E) {
+				plain = append(plain, g)
+			}
+		}
+		if len(plain) > 0 {
+			gates = plain
+		}
+	}
+	// Gates that check only this kind beat wider ones (a type check beats a
+	// build that also type-checks).
+	var pure []int
+	for _, g := range gates {
+		if a.cmds[g].info.kind&gateKinds&^(cat|kCoverage) == 0 {
+			pure = append(pure, g)
+		}
+	}
+	if cat != kTest && len(pure) > 0 && len(pure) < len(gates) {
+		gates = pure
+	}
+	// One gate per job: the broadest (no filter to one package, binary or
+	// test name), the first among equals.
+	penalty := func(g int) int {
+		n := narrowness(a.cmds[g])
+		// A build that also tests (mvn package, gradle build) is a worse
+		// test gate than a plain test command of the same job.
+		if cat == kTest && len(pure) > 0 && a.cmds[g].info.kind.has(kBuild) {
+			n++
+		}
+		// A linter is a better lint gate than a format check, and a known
+		// linter better than a script whose body is not one known tool.
+		if cat.has(kLint) && !a.cmds[g].info.kind.has(kLint) {
+			n++
+		}
+		if cat.has(kLint) && a.cmds[g].info.script != "" && a.cmds[g].info.inner == "" {
+			n++
+		}
+		return n
+	}
+	best := gates[0]
+	for _, g := range gates[1:] {
+		if penalty(g) < penalty(best) {
+			best = g
+		}
+	}
+	first := a.cmds[best]
+	chosen := []jobCmd{first}
+	var others []jobCmd
+	for _, g := range gates {
+		if g != best {
+			others = append(others, a.cmds[g])
+		}
+	}
+	src := j.file + " job " + j.id + " " + first.step.label()
+	c := candidate{source: src, sig: first.info.sig, runner: first.info.runner, script: first.info.script, inner: first.info.inner, strong: true}
+	var ev []Finding
+	workdir := first.dir
+	for !m.r.isDir(workdir) && workdir != "." {
+		workdir = parentDir(workdir)
+	}
+	var texts []string
+	for _, g := range chosen {
+		text := g.text
+		k := g.info.kind
+		c.kind |= k & (gateKinds | kE2E)
+		c.inners = append(c.inners, g.info.inners...)
+		if g.compound {
+			c.problems = append(c.problems, "the gate is a shell loop or condition taken whole")
+		}
+		if g.dirUnknown {
+			c.unusable = "it runs after a cd to a directory that is not literal"
+		}
+		if len(g.unresolved) > 0 && placeholderRe.MatchString(text) {
+			c.unusable = "it uses " + strings.Join(g.unresolved, ", ") + ", which only CI can resolve"
+		}
+		if k.has(kWatch) {
+			if g.info.fix != "" {
+				c.problems = append(c.problems, g.info.note)
+				text = strings.Replace(text, strings.Join(g.args, " "), g.info.fix, 1)
+			} else {
+				c.unusable = "it starts a watcher that never exits"
+			}
+		}
+		text = localEquivalent(g, &ev, src)
+		text = dropCIAssignments(text, &ev, src)
+		if expanded, ok := expandKnownVars(text, g.env); ok {
+			ev = append(ev, finding(LayerCIConfig, src, "CI runs `"+restore(text, g.unresolved)+"`; the variables it sets in env: are expanded, since the loop does not set them"))
+			text = expanded
+		}
+		if g.dir != workdir {
+			text = localInDir(text, workdir, g.dir, g.info)
+		}
+		texts = append(texts, restore(text, g.unresolved))
+		if g.info.note != "" && !k.has(kWatch) {
+			ev = append(ev, finding(LayerCIConfig, src, g.info.note))
+		}
+	}
+	c.command = strings.Join(texts, " && ")
+	c.workdir = workdir
+	c.sig = first.info.sig
+	what := "runs"
+	lead := fmt.Sprintf("%s `%s`", what, c.command)
+	if first.fromAction {
+		lead = fmt.Sprintf("the %s action runs `%s`", actionName(first.step.uses), c.command)
+	}
+	if wd := firstNonEmpty(first.step.wd, j.defaultWD); wd != "" {
+		lead += " in " + clean(wd)
+	}
+	ev = append([]Finding{finding(LayerCIConfig, src, lead)}, ev...)
+	if j.matrixNote != "" {
+		ev = append(ev, finding(LayerCIConfig, j.file+" job "+j.id, j.matrixNote))
+	}
+	for i, o := range others {
+		if i == 3 {
+			ev = append(ev, finding(LayerCIConfig, j.file+" job "+j.id, fmt.Sprintf("and %d more %s commands", len(others)-3, kindWord(cat))))
+			break
+		}
+		ev = append(ev, finding(LayerCIConfig, j.file+" job "+j.id+" "+o.step.label(), fmt.Sprintf("also runs `%s`: a narrower or later %s command of the same job, left out of the gate", restore(o.text, o.unresolved), kindWord(cat))))
+	}
+	// Setup: what installs dependencies before the gate. For ctest, the
+	// configure and build steps go into the command instead: ctest runs
+	// what was built, so every check must rebuild the current sources.
+	var setups, chain []jobCmd
+	rebuilds := strings.HasPrefix(first.info.sig, "ctest")
+	for i := 0; i < best; i++ {
+		cmd := a.cmds[i]
+		k := cmd.info.kind
+		switch {
+		case rebuilds && (k.has(kBuild) || isConfigure(cmd)):
+			chain = append(chain, cmd)
+		case k.has(kInstall) && !k.has(kToolchain) && k&gateKinds == 0:
+			setups = append(setups, cmd)
+		}
+	}
+	if len(chain) > 0 {
+		c.command = renderChain(chain, first, workdir)
+		ev = append(ev, finding(LayerCIConfig, j.file+" job "+j.id, "ctest runs what was last built, so the check configures and builds first, as CI does: every check tests the current sources"))
+	}
+	c.setup = renderSetup(setups, a.setups, workdir)
+	if c.setup != "" {
+		ev = append(ev, finding(LayerCIConfig, j.file+" job "+j.id, "setup before the gate: `"+c.setup+"`"))
+	}
+	if len(a.toolchain) > 0 {
+		ev = append(ev, finding(LayerCIConfig, j.file+" job "+j.id, "toolchain steps left out (the loop's machine must have the tools): "+strings.Join(dedupe(a.toolchain), ", ")))
+	}
+	var dropped []string
+	dropped = append(dropped, a.ciOnly...)
+	for i, cmd := range a.cmds {
+		if i == best {
+			continue
+		}
+		if cmd.info.kind.has(kCIOnly) && !cmd.info.kind.has(kInstall) && len(dropped) < 8 {
+			dropped = append(dropped, "`"+firstWords(cmd.text, 4)+"`")
+		}
+		if cmd.info.kind.has(kToolchain) && len(dropped) < 8 {
+			dropped = append(dropped, "`"+firstWords(cmd.text, 4)+"` (toolchain)")
+		}
+	}
+	if len(dropped) > 0 {
+		ev = append(ev, finding(LayerCIConfig, j.file+" job "+j.id, "CI-only steps left out: "+strings.Join(dedupe(dropped), ", ")))
+	}
+	if first.pipedTo != "" {
+		ev = append(ev, finding(LayerCIConfig, src, "the output is piped to "+first.pipedTo+" in CI; the pipe is left out"))
+	}
+	if len(a.services) > 0 {
+		c.problems = append(c.problems, "the job starts services ("+strings.Join(dedupe(a.services), ", ")+"): the suite needs them and the loop's machine may not have them")
+	}
+	for _, cmd := range a.cmds {
+		if cmd.info.kind.has(kService) && !cmd.info.kind.has(gateKinds) {
+			c.problems = append(c.problems, "the job starts a service before testing (`"+firstWords(cmd.text, 5)+"`)")
+			break
+		}
+	}
+	if c.kind.has(kE2E) {
+		c.problems = append(c.problems, "an end-to-end suite: it needs a browser or a running application")
+	}
+	if first.info.sig == "docker compose run" {
+		c.problems = append(c.problems, "the suite runs in a container (`"+firstWords(first.text, 4)+"`): the loop's machine needs Docker")
+	}
+	if a.windows {
+		c.problems = append(c.problems, "the job runs on "+j.runsOn+", not Linux")
+	}
+	c.evidence = ev
+	return c, true
+}
+
+// narrowFlags select a part of a suite.
+var narrowFlags = []string{"--projects", "-pl", "--bin", "--lib", "--test", "--manifest-path", "-p", "--package", "-run", "--run", "-k", "--filter", "--only", "--example", "--doc", "--exclude", "-m", "--testNamePattern", "-t", "--grep", "-g", "--tests", "--include-tag", "--tag"}
+
+// narrowness scores how much of the suite a command leaves out.
+func narrowness(c jobCmd) int {
+	n := 0
+	args := stripWrappers(c.args)
+	for i, a := range args {
+		for _, f := range narrowFlags {
+			if a == f || strings.HasPrefix(a, f+"=") {
+				n += 2
+			}
+		}
+		if a == "--" && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			n += 2 // cargo test -- some::test::name
+		}
+	}
+	if c.compound {
+		n += 3
+	}
+	if s := c.info.script; s != "" && s != "test" && strings.HasPrefix(s, "test") {
+		n++ // test:cf, test-unit: a part of the suite named after it
+	}
+	if c.info.kind.has(kE2E) {
+		n += 4
+	}
+	if strings.Contains(c.text, "/") && len(args) > 0 && strings.Contains(args[0], "/") && c.info.kind&gateKinds == 0 {
+		n++
+	}
+	return n
+}
+
+func kindWord(k kind) string {
+	switch {
+	case k.has(kTest):
+		return "test"
+	case k.has(kLint):
+		return "lint"
+	case k.has(kType):
+		return "type-check"
+	case k.has(kBuild):
+		return "build"
+	}
+	return "coverage"
+}
+
+// localEquivalent rewrites a CI command into what runs the same check
+// locally: gotestsum into go test, dotnet test --no-build into dotnet test.
+func localEquivalent(g jobCmd, ev *[]Finding, src string) string {
+	args := stripWrappers(g.args)
+	if len(args) == 0 {
+		return g.text
+	}
+	switch toolName(args[0]) {
+	case "gotestsum":
+		rest := args[1:]
+		for i, a := range rest {
+			if a == "--" {
+				goArgs := rest[i+1:]
+				out := "go test " + strings.Join(quoteAll(goArgs), " ")
+				if len(goArgs) == 0 {
+					out = "go test ./..."
+				}
+				*ev = append(*ev, finding(LayerCIConfig, src, "gotestsum only formats `go test`: its local equivalent is `"+out+"`"))
+				return out
+			}
+		}
+		*ev = append(*ev, finding(LayerCIConfig, src, "gotestsum only formats `go test`: its local equivalent is `go test ./...`"))
+		return "go test ./..."
+	case "dotnet":
+		if hasFlag(args, "--no-build") {
+			out := strings.Replace(g.text, " --no-build", "", 1)
+			*ev = append(*ev, finding(LayerCIConfig, src, "CI builds in an earlier step and tests with --no-build; the check drops --no-build so that every check tests the current code"))
+			return out
+		}
+	case "xvfb-run":
+	}
+	if len(g.args) > 0 && path.Base(g.args[0]) == "xvfb-run" {
+		*ev = append(*ev, finding(LayerCIConfig, src, "CI runs the suite under xvfb-run (a virtual display); kept, so the loop's machine needs xvfb"))
+	}
+	return g.text
+}
+
+var ciAssignRe = regexp.MustCompile(`^(PATH|HOME|TERM|CI|FORCE_COLOR|NO_COLOR|[A-Z_]*COLOR[A-Z_]*|GITHUB_[A-Z_]+|RUNNER_[A-Z_]+|[A-Z_]*TOKEN|[A-Z_]*SECRET[A-Z_]*|[A-Z_]*_KEY)=`)
+
+// dropCIAssignments removes leading variable assignments that only serve CI
+// (colours, PATH to CI-installed tools, tokens).
+func dropCIAssignments(text string, ev *[]Finding, src string) string {
+	fields := strings.Fields(text)
+	i := 0
+	var dropped []string
+	for i < len(fields) && isAssignment(fields[i]) && !strings.ContainsAny(fields[i], `"'`) {
+		if !ciAssignRe.MatchString(fields[i]) {
+			return text
+		}
+		dropped = append(dropped, strings.SplitN(fields[i], "=", 2)[0])
+		i++
+	}
+	if len(dropped) == 0 || i == len(fields) {
+		return text
+	}
+	*ev = append(*ev, finding(LayerCIConfig, src, "CI-only variables left out of the command: "+strings.Join(dropped, ", ")))
+	return strings.Join(fields[i:], " ")
+}
+
+func quoteAll(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = shellQuote(a)
+	}
+	return out
+}
+
+// localInDir makes a command that CI ran in dir runnable from workdir (an
+// existing ancestor): ctest gets --test-dir, anything else a cd.
+func localInDir(text, workdir, dir string, info cmdInfo) string {
+	rel := relPath(workdir, dir)
+	if strings.HasPrefix(info.sig, "ctest") && strings.HasPrefix(strings.TrimSpace(text), "ctest") {
+		return "ctest --test-dir " + shellQuote(rel) + strings.TrimPrefix(strings.TrimSpace(text), "ctest")
+	}
+	return "cd " + shellQuote(rel) + " && " + text
+}
+
+// renderSetup joins setup commands, with the cds between their directories,
+// starting from workdir.
+func renderSetup(cmds []jobCmd, implied []string, workdir string) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, c := range cmds {
+		seen[restore(c.text, c.unresolved)] = true
+	}
+	for _, s := range dedupe(implied) {
+		if !seen[s] {
+			parts = append(parts, s)
+		}
+	}
+	cur := workdir
+	for _, c := range cmds {
+		text := restore(c.text, c.unresolved)
+		if len(c.args) > 0 && c.args[0] == "mkdir" && !strings.Contains(text, "-p") {
+			text = strings.Replace(text, "mkdir", "mkdir -p", 1)
+		}
+		if c.dir != cur {
+			parts = append(parts, "cd "+shellQuote(relPath(cur, c.dir)))
+			cur = c.dir
+		}
+		parts = append(parts, text)
+	}
+	return strings.Join(parts, " && ")
+}
+
+// isConfigure reports whether a command configures a C/C++ build (or makes
+// its build directory).
+func isConfigure(c jobCmd) bool {
+	switch c.info.sig {
+	case "cmake configure", "mkdir", "meson setup", "configure", "autogen.sh", "autoreconf", "bootstrap", "bootstrap.sh", "conan", "vcpkg":
+		return true
+	}
+	return false
+}
+
+// renderChain joins the configure and build commands with the gate, with
+// the cds between their directories, starting from workdir.
+func renderChain(chain []jobCmd, gate jobCmd, workdir string) string {
+	var parts []string
+	cur := workdir
+	for _, c := range chain {
+		text := restore(c.text, c.unresolved)
+		if len(c.args) > 0 && c.args[0] == "mkdir" && !strings.Contains(text, "-p") {
+			text = strings.Replace(text, "mkdir", "mkdir -p", 1)
+		}
+		if c.dir != cur {
+			parts = append(parts, "cd "+shellQuote(relPath(cur, c.dir)))
+			cur = c.dir
+		}
+		parts = append(parts, text)
+	}
+	text := restore(gate.text, gate.unresolved)
+	if gate.dir != cur {
+		if cur == workdir {
+			text = localInDir(text, workdir, gate.dir, gate.info)
+		} else {
+			parts = append(parts, "cd "+shellQuote(relPath(cur, gate.dir)))
+		}
+	}
+	return strings.Join(append(parts, text), " && ")
+}
+
+func dedupe(xs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func firstWords(s string, n int) string {
+	f := strings.Fields(s)
+	if len(f) > n {
+		return strings.Join(f[:n], " ") + " ..."
+	}
+	return s
+}

@@ -1,0 +1,236 @@
+package criteria
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// mdCommand is a command found in a Markdown file.
+type mdCommand struct {
+	text    string
+	line    int
+	section string
+	inline  bool
+}
+
+var (
+	headingRe    = regexp.MustCompile(`^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$`)
+	fenceOpenRe  = regexp.MustCompile("^\\s{0,3}(```+|~~~+)\\s*([A-Za-z0-9_+-]*)")
+	inlineCodeRe = regexp.MustCompile("`([^`\n]+)`")
+	promptRe     = regexp.MustCompile(`^\s*(?:\$|>|%|❯|#\s)\s*`)
+	devSectionRe = regexp.MustCompile(`(?i)\b(develop\w*|test\w*|contribut\w*|build\w*|hack\w*|local\w*|running|check\w*|lint\w*|ci|quality|setup|workflow|commands?|verif\w*)\b`)
+	userSetupRe  = regexp.MustCompile(`(?i)\b(install(ation|ing)?|usage|quick\s*start|getting\s+started|deploy\w*)\b`)
+)
+
+// shellFence reports whether a fenced block's info string holds commands.
+func shellFence(info string) bool {
+	switch strings.ToLower(info) {
+	case "", "sh", "bash", "shell", "console", "zsh", "shell-session", "shellsession", "terminal", "cmd", "text", "sh-session", "fish", "bash-session", "nushell", "command", "commands", "makefile":
+		return true
+	}
+	return false
+}
+
+// extractCommands reads commands from a Markdown file: lines of shell code
+// blocks and inline code spans. keep decides which sections count
+// (README: only development and testing sections).
+func extractCommands(data []byte, keep func(section string) bool) []mdCommand {
+	var out []mdCommand
+	section := ""
+	inFence, fenceMark, fenceShell, fencePrompt := false, "", false, false
+	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		if inFence {
+			if strings.HasPrefix(strings.TrimSpace(line), fenceMark) {
+				inFence = false
+				continue
+			}
+			if !fenceShell || !keep(section) {
+				continue
+			}
+			t := strings.TrimSpace(line)
+			if fencePrompt {
+				if !promptRe.MatchString(line) {
+					continue // output, not a command
+				}
+				t = strings.TrimSpace(promptRe.ReplaceAllString(line, ""))
+			}
+			for strings.HasSuffix(t, "\\") && i+1 < len(lines) {
+				i++
+				t = strings.TrimSpace(strings.TrimSuffix(t, "\\")) + " " + strings.TrimSpace(promptRe.ReplaceAllString(lines[i], ""))
+			}
+			if t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "//") {
+				continue
+			}
+			out = append(out, mdCommand{text: t, line: i + 1, section: section})
+			continue
+		}
+		if m := fenceOpenRe.FindStringSubmatch(line); m != nil {
+			inFence, fenceMark = true, m[1][:3]
+			fenceShell = shellFence(m[2])
+			// A block whose lines start with prompts mixes output in: only
+			// prompted lines are commands.
+			fencePrompt = false
+			for j := i + 1; j < len(lines) && j < i+40; j++ {
+				if strings.HasPrefix(strings.TrimSpace(lines[j]), fenceMark) {
+					break
+				}
+				if strings.HasPrefix(strings.TrimSpace(lines[j]), "$ ") {
+					fencePrompt = true
+					break
+				}
+			}
+			continue
+		}
+		if m := headingRe.FindStringSubmatch(line); m != nil {
+			section = strings.TrimSpace(m[2])
+			continue
+		}
+		if !keep(section) {
+			continue
+		}
+		for _, m := range inlineCodeRe.FindAllStringSubmatch(line, -1) {
+			out = append(out, mdCommand{text: strings.TrimSpace(promptRe.ReplaceAllString(m[1], "")), line: i + 1, section: section, inline: true})
+		}
+	}
+	return out
+}
+
+// contextFiles are the files layer 2 reads, with whether every section
+// counts.
+var contextFiles = []struct {
+	path string
+	all  bool
+}{
+	{"AGENTS.md", true}, {"CLAUDE.md", true}, {"AIWG.md", true}, {"GEMINI.md", true},
+	{".github/copilot-instructions.md", true}, {"DEVELOPMENT.md", true}, {"HACKING.md", true},
+	{"CONTRIBUTING.md", false}, {".github/CONTRIBUTING.md", false}, {"docs/CONTRIBUTING.md", false},
+	{"README.md", false}, {"README", false}, {"readme.md", false}, {"Readme.md", false},
+}
+
+// contextCandidates is layer 2: commands people are told to run.
+func contextCandidates(r *repo, m *manifests) ([]candidate, []Finding) {
+	var cands []candidate
+	var facts []Finding
+	cl := m.classifier()
+	for _, cf := range contextFiles {
+		data, ok := r.read(cf.path)
+		if !ok {
+			continue
+		}
+		keep := func(section string) bool {
+			if cf.all {
+				return true
+			}
+			if strings.HasPrefix(cf.path, "README") || strings.HasPrefix(cf.path, "readme") || strings.HasPrefix(cf.path, "Readme") {
+				return devSectionRe.MatchString(section) && !userSetupRe.MatchString(section)
+			}
+			return section == "" || devSectionRe.MatchString(section) || !userSetupRe.MatchString(section)
+		}
+		cmds := extractCommands(data, keep)
+		install, installDir := contextInstall(cl, cmds)
+		n := 0
+		for _, mc := range cmds {
+			for _, c := range commandCandidates(cl, mc, cf.path, r) {
+				c.layer = LayerContextFile
+				if !cf.all {
+					c.rank++
+				}
+				if install != "" && c.setup == "" {
+					c.setup = inDir(c.workdir, installDir, install)
+					c.evidence = append(c.evidence, finding(LayerContextFile, cf.path, "says to install with `"+install+"`"))
+				}
+				cands = append(cands, c)
+				n++
+			}
+		}
+		if n > 0 {
+			facts = append(facts, finding(LayerContextFile, cf.path, fmt.Sprintf("names %d check commands", n)))
+		}
+	}
+	for i := range cands {
+		cands[i].order = i
+	}
+	return cands, facts
+}
+
+// contextInstall returns the first dependency-install command a context file
+// gives (and where it runs).
+func contextInstall(cl classifier, cmds []mdCommand) (string, string) {
+	for _, mc := range cmds {
+		if mc.inline {
+			continue
+		}
+		scs, err := splitScript(mc.text)
+		if err != nil {
+			continue
+		}
+		for _, sc := range scs {
+			if sc.dirUnknown || len(sc.args) == 0 {
+				continue
+			}
+			if info := cl.classify(sc.args, sc.dir); info.kind.has(kInstall) && !info.kind.has(kToolchain) && info.kind&gateKinds == 0 {
+				return sc.text, sc.dir
+			}
+		}
+	}
+	return "", ""
+}
+
+// commandCandidates turns one documented command line into gate candidates.
+func commandCandidates(cl classifier, mc mdCommand, file string, r *repo) []candidate {
+	text := mc.text
+	if mc.inline && strings.ContainsAny(text, "{}<>") {
+		return nil
+	}
+	cmds, err := splitScript(text)
+	if err != nil {
+		return nil
+	}
+	var out []candidate
+	for _, sc := range cmds {
+		if sc.compound || sc.orFallback || len(sc.args) == 0 || sc.dirUnknown {
+			continue
+		}
+		info := cl.classify(sc.args, sc.dir)
+		if info.kind&gateKinds == 0 || info.kind.has(kDeploy) || info.kind.has(kBench) {
+			continue
+		}
+		if mc.inline && info.sig == "" {
+			continue
+		}
+		workdir := sc.dir
+		if !r.isDir(workdir) {
+			continue
+		}
+		src := fmt.Sprintf("%s:%d", file, mc.line)
+		if mc.section != "" {
+			src += fmt.Sprintf(" (section %q)", mc.section)
+		}
+		c := candidate{command: sc.text, workdir: workdir, kind: info.kind &^ kWatch, sig: info.sig, source: src, runner: info.runner, script: info.script, inner: info.inner, strong: true,
+			evidence: []Finding{finding(LayerContextFile, src, "says to run `"+sc.text+"`")}}
+		if mc.inline {
+			c.rank = 1
+		}
+		if info.kind.has(kWatch) {
+			if info.fix != "" {
+				c.command = info.fix
+				c.problems = append(c.problems, info.note)
+			} else {
+				c.unusable = "it starts a watcher that never exits"
+			}
+		}
+		if info.note != "" && !info.kind.has(kWatch) {
+			c.evidence = append(c.evidence, finding(LayerContextFile, src, info.note))
+		}
+		if info.sig == "bun test" && cl.lookup != nil {
+			if body, ok := cl.lookup.script("npm", workdir, "test"); ok && !strings.Contains(body, "bun test") {
+				c.problems = append(c.problems, "`bun test` runs Bun's built-in runner, but the test script runs `"+body+"` (`bun run test`)")
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}

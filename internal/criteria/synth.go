@@ -1,0 +1,702 @@
+package criteria
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// evidence is everything the layers found, handed to synthesis.
+type evidence struct {
+	intent   taskIntent
+	ci       []candidate
+	ciNotes  []Finding
+	context  []candidate
+	ctxFacts []Finding
+	aiwg     []candidate
+	aiwgFact []Finding
+	manifest []candidate
+	m        *manifests
+	r        *repo
+	hasCI    bool
+}
+
+var (
+	badJobRe  = regexp.MustCompile(`(?i)(e2e|end-to-end|integration|bench|windows|macos|mac-os|osx|nightly|msrv|minimal|miri|sanitiz|asan|tsan|valgrind|docs?\b|fuzz|cross|wasm|android|ios|arm|32-?bit|i686|musl|freebsd|semver|min-versions|beta|canary|experimental|smoke|perf|browser|playwright|cypress|selenium|deploy|release|upgrade|compat|legacy|old|latest-deps|lowest|min\b|minimum|slow|stress|mutation)`)
+	goodJobRe = map[kind]*regexp.Regexp{
+		kTest:     regexp.MustCompile(`(?i)(test|spec|unit|check|ci|build)`),
+		kLint:     regexp.MustCompile(`(?i)(lint|style|format|fmt|clippy|check|static)`),
+		kType:     regexp.MustCompile(`(?i)(type|tsc|mypy|check)`),
+		kBuild:    regexp.MustCompile(`(?i)(build|compile)`),
+		kCoverage: regexp.MustCompile(`(?i)(cov)`),
+	}
+	ciFileRe = regexp.MustCompile(`(?i)(^|/)(ci|test|tests|check|checks|build|main|pr|push|pull[-_]request|go|rust|node|python|java|ruby|php|elixir|dotnet|cmake|cpp|unit)[^/]*\.ya?ml$`)
+)
+
+// matchesWant reports whether a candidate checks what the class needs.
+func matchesWant(c candidate, want kind) bool {
+	return c.kind&want != 0
+}
+
+// score orders candidates: lower is better.
+func score(c candidate, want kind) int {
+	s := c.rank * 2
+	s += 10 * len(c.problems)
+	if want.has(kCoverage) && !c.kind.has(kCoverage) {
+		s += 6
+	}
+	if want == kTest || want&kTest != 0 && !want.has(kCoverage) {
+		if c.kind&(kLint|kFormat|kType) != 0 {
+			s += 3
+		}
+		if c.kind.has(kE2E) {
+			s += 8
+		}
+	}
+	if want.has(kLint) && !c.kind.has(kLint) {
+		s += 2 // a format check alone is a weaker lint gate
+	}
+	if want.has(kLint) && c.kind&kTest != 0 {
+		s += 6
+	}
+	if want.has(kLint) && c.kind&kType != 0 {
+		s += 2
+	}
+	if want == kType && c.kind&(kTest) != 0 {
+		s += 6
+	}
+	if want == kBuild && c.kind&(kTest|kLint) != 0 {
+		s += 4
+	}
+	if c.layer == LayerCIConfig {
+		job := c.source
+		if i := strings.Index(job, " step "); i >= 0 {
+			job = job[:i]
+		}
+		file, jobName, _ := strings.Cut(job, " job ")
+		if badJobRe.MatchString(jobName) {
+			s += 6
+		}
+		for k, re := range goodJobRe {
+			if want&k != 0 && re.MatchString(jobName) {
+				s -= 2
+				break
+			}
+		}
+		if !ciFileRe.MatchString(file) {
+			s += 1
+		}
+		if c.workdir != "." {
+			s++ // a subproject's gate is less often the repository's suite
+		}
+	} else if !c.strong {
+		s += 3
+	}
+	return s
+}
+
+// pick returns the best usable candidate of a pool for the wanted kind.
+func pick(pool []candidate, want kind) (candidate, bool) {
+	var usable []candidate
+	for _, c := range pool {
+		if matchesWant(c, want) && c.unusable == "" {
+			usable = append(usable, c)
+		}
+	}
+	if len(usable) == 0 {
+		return candidate{}, false
+	}
+	sort.SliceStable(usable, func(i, j int) bool {
+		si, sj := score(usable[i], want), score(usable[j], want)
+		if si != sj {
+			return si < sj
+		}
+		return usable[i].order < usable[j].order
+	})
+	return usable[0], true
+}
+
+func layerPriority(layer string) int {
+	switch layer {
+	case LayerTaskVerb:
+		return 0
+	case LayerCIConfig:
+		return 1
+	case LayerAIWGArtifact:
+		return 2
+	case LayerContextFile:
+		return 3
+	case LayerManifest:
+		return 4
+	}
+	return 5
+}
+
+// synthesize weighs the layers into a proposal.
+func synthesize(task string, ev *evidence) Proposal {
+	in := ev.intent
+	p := Proposal{Task: task, Class: in.class, Criterion: in.criterion, Workdir: "."}
+	p.Rationale = append(p.Rationale, taskFinding(in))
+	want := wantKind(in.class)
+
+	var chosen candidate
+	var ok bool
+	if in.command != "" {
+		info := ev.m.classifier().classify(strings.Fields(in.command), ".")
+		chosen = candidate{command: in.command, workdir: ".", kind: info.kind | want, sig: info.sig, layer: LayerTaskVerb, source: "task", strong: true, runner: info.runner, script: info.script,
+			evidence: []Finding{finding(LayerTaskVerb, "task", "the task names its own check: `"+in.command+"`")}}
+		ok = true
+	}
+	if !ok {
+		// Among CI gates, those a manifest or context file also states
+		// (two layers agree) come first.
+		ci := append([]candidate(nil), ev.ci...)
+		for i := range ci {
+			if confirmedElsewhere(ci[i], ev) > 0 {
+				ci[i].rank--
+			}
+		}
+		if chosen, ok = pick(ci, want); ok {
+			chosen.rank = 0
+			for _, c := range ev.ci {
+				if c.order == chosen.order {
+					chosen = c
+				}
+			}
+			if c, narrower := narrowerLocal(chosen, ev, want); narrower {
+				p.Rationale = append(p.Rationale, finding(LayerCIConfig, chosen.source, fmt.Sprintf("CI's `%s` checks more than the task needs (%s); it runs `%s`, which is the check for this task", chosen.command, (chosen.kind&gateKinds&^want).String(), c.command)))
+				chosen = c
+			}
+		}
+	}
+	if !ok {
+		var pool []candidate
+		pool = append(pool, ev.aiwg...)
+		pool = append(pool, ev.context...)
+		pool = append(pool, ev.manifest...)
+		for i := range pool {
+			pool[i].order = i
+			pool[i].rank += layerPriority(pool[i].layer)
+		}
+		chosen, ok = pick(pool, want)
+		if ok {
+			chosen.rank -= layerPriority(chosen.layer)
+		}
+	}
+	if !ok && (want == kType) {
+		// Compiling is the type check of a compiled language.
+		if c, found := pick(ev.ci, kBuild); found {
+			chosen, ok = c, true
+		} else if c, found := pick(ev.manifest, kBuild); found {
+			chosen, ok = c, true
+		}
+		if ok {
+			p.Rationale = append(p.Rationale, finding(LayerFallback, chosen.source, "no type-check command found: the build stands in for it (compiling type-checks)"))
+		}
+	}
+	if !ok {
+		return fallback(p, ev)
+	}
+
+	// Setup: the candidate's own, or the manifest's install for its
+	// directory.
+	d := ev.m.at(chosen.workdir)
+	setup := chosen.setup
+	if setup == "" && chosen.layer != LayerManifest {
+		from := d.setup
+		for _, mc := range ev.manifest {
+			if mc.workdir == chosen.workdir && mc.sig != "" && mc.sig == chosen.sig && mc.setup != "" {
+				from = mc.setup
+				break
+			}
+		}
+		if from != "" {
+			setup = from
+			p.Rationale = append(p.Rationale, finding(LayerManifest, chosen.workdir, "setup from the manifest: `"+setup+"`"))
+		}
+	}
+	cmd := chosen.command
+	cmd, thresholdNote := applyThreshold(cmd, chosen, in)
+
+	p.Command = cmd
+	p.Workdir = chosen.workdir
+	p.Setup = setup
+	p.Rationale = append(p.Rationale, chosen.evidence...)
+	if len(chosen.evidence) == 0 {
+		p.Rationale = append(p.Rationale, finding(chosen.layer, chosen.source, "proposes `"+chosen.command+"`"))
+	}
+	if thresholdNote.Finding != "" {
+		p.Rationale = append(p.Rationale, thresholdNote)
+	}
+
+	// Agreement of the other layers.
+	confirms := confirmations(chosen, ev, d)
+	p.Rationale = append(p.Rationale, confirms...)
+
+	// Traps.
+	var traps []Finding
+	for _, pr := range chosen.problems {
+		traps = append(traps, finding(chosen.layer, chosen.source, "trap: "+pr))
+	}
+	for _, t := range d.traps {
+		traps = append(traps, finding(t.Layer, t.Source, "trap: "+t.Finding))
+	}
+	if chosen.workdir != "." {
+		for _, t := range ev.m.at(".").traps {
+			if strings.Contains(t.Finding, "workspace root") || strings.Contains(t.Finding, "root module") {
+				traps = append(traps, finding(t.Layer, t.Source, "trap: "+t.Finding+" (so the check runs in "+chosen.workdir+")"))
+			}
+		}
+	}
+	if strings.HasPrefix(chosen.sig, "ctest") && !strings.Contains(chosen.command, "&&") {
+		traps = append(traps, finding(chosen.layer, chosen.source, "trap: ctest runs the binaries last built; when the sources change they must be rebuilt (cmake --build) before a check, or the check tests stale code"))
+	}
+	traps = append(traps, similarRunnerTraps(chosen, d)...)
+	traps = append(traps, recipeDiffers(chosen, ev)...)
+	p.Rationale = append(p.Rationale, traps...)
+
+	// What the manifests of the directory say.
+	for i, f := range d.facts {
+		if i == 3 {
+			break
+		}
+		p.Rationale = append(p.Rationale, f)
+	}
+	p.Rationale = append(p.Rationale, summarizeIgnored(ev.ciNotes)...)
+	p.Rationale = append(p.Rationale, ev.r.problems...)
+
+	// Confidence.
+	p.Confidence = confidence(chosen, ev, want, len(confirms) > 0, thresholdNote)
+	if in.class == ClassImplementFeature && p.Confidence == ConfidenceHigh {
+		p.Confidence = ConfidenceMedium
+		p.Rationale = append(p.Rationale, finding(LayerTaskVerb, "task", "a new feature: the suite passing does not prove the feature exists until it has a test, so confidence is at most medium"))
+	}
+	p.Alternatives = alternatives(chosen, ev, want)
+	return p
+}
+
+func taskFinding(in taskIntent) Finding {
+	switch {
+	case in.source == "hint":
+		return finding(LayerTaskVerb, "completion hint", fmt.Sprintf("%q -> %s", in.matched, in.class))
+	case in.matched != "":
+		words := in.matched
+		if w := taskWords(in.text); len(w) > 0 {
+			words = strings.Join(w, ", ")
+		}
+		return finding(LayerTaskVerb, "task", fmt.Sprintf("%s -> %s", words, in.class))
+	}
+	return finding(LayerTaskVerb, "task", "no check named: a change whose tests must pass -> "+in.class)
+}
+
+// agrees reports whether two candidates state the same check.
+func agrees(c, chosen candidate) bool {
+	if c.workdir != chosen.workdir {
+		return false
+	}
+	if normalizeCmd(c.command) == normalizeCmd(chosen.command) {
+		return true
+	}
+	if c.sig != "" && c.sig == chosen.sig && c.kind&chosen.kind&gateKinds != 0 {
+		return true
+	}
+	if c.kind&chosen.kind&gateKinds != 0 && (c.inner != "" && c.inner == chosen.sig || chosen.inner != "" && chosen.inner == c.sig) {
+		return true
+	}
+	return chosen.script != "" && c.script == chosen.script && c.runner == chosen.runner
+}
+
+// confirmedElsewhere scores how well a manifest, context file or artifact
+// states the same check as a CI candidate: 2 for a named script or an
+// explicit instruction, 1 for an ecosystem's default command, 0 for none.
+func confirmedElsewhere(c candidate, ev *evidence) int {
+	best := 0
+	for _, pool := range [][]candidate{ev.manifest, ev.context, ev.aiwg} {
+		for _, o := range pool {
+			if !agrees(o, c) {
+				continue
+			}
+			if o.strong {
+				return 2
+			}
+			best = 1
+		}
+	}
+	return best
+}
+
+// narrowerLocal finds, for a CI gate that checks more than the class needs
+// (a `composer test` that lints and tests, for a lint task), a command of
+// another layer that the CI gate itself runs and that checks only what is
+// needed.
+func narrowerLocal(chosen candidate, ev *evidence, want kind) (candidate, bool) {
+	allowed := want | kCoverage
+	if want.has(kLint) {
+		allowed |= kFormat
+	}
+	// Only a gate that also tests or builds is wider in kind: a bundle of
+	// static checks (lint + types + format) is the team's lint.
+	if want.has(kTest) || chosen.kind&gateKinds&^allowed&(kTest|kBuild) == 0 {
+		return candidate{}, false
+	}
+	inners := map[string]bool{}
+	for _, s := range chosen.inners {
+		inners[s] = true
+	}
+	for _, pool := range [][]candidate{ev.manifest, ev.context} {
+		for _, o := range pool {
+			if o.unusable != "" || o.workdir != chosen.workdir || o.kind&gateKinds&^allowed != 0 || o.kind&want == 0 {
+				continue
+			}
+			if inners[o.sig] || o.inner != "" && inners[o.inner] {
+				o.evidence = append(append([]Finding(nil), chosen.evidence...), o.evidence...)
+				return o, true
+			}
+		}
+	}
+	return candidate{}, false
+}
+
+// confirmations lists the other layers that say the same.
+func confirmations(chosen candidate, ev *evidence, d *dirManifests) []Finding {
+	var out []Finding
+	seen := map[string]bool{chosen.layer + chosen.source: true}
+	agree := func(c candidate) bool { return agrees(c, chosen) }
+	pools := [][]candidate{ev.ci, ev.aiwg, ev.context, ev.manifest}
+	for _, pool := range pools {
+		for _, c := range pool {
+			if c.layer == chosen.layer || seen[c.layer] || !agree(c) {
+				continue
+			}
+			seen[c.layer] = true
+			out = append(out, finding(c.layer, c.source, "agrees: `"+c.command+"`"))
+		}
+	}
+	// The script the chosen command runs exists in the manifest.
+	if chosen.runner != "" && chosen.layer != LayerManifest && !seen[LayerManifest] {
+		if body, ok := ev.m.script(chosen.runner, chosen.workdir, chosen.script); ok {
+			file := runnerFile(chosen.runner, d)
+			out = append(out, finding(LayerManifest, file, fmt.Sprintf("defines %q: `%s`", chosen.script, strings.ReplaceAll(body, "\n", "; "))))
+		}
+	}
+	return out
+}
+
+func runnerFile(runner string, d *dirManifests) string {
+	switch runner {
+	case "npm":
+		return join(d.dir, "package.json")
+	case "make":
+		if d.make != nil {
+			return d.make.file
+		}
+	case "just":
+		if d.just != nil {
+			return d.just.file
+		}
+	case "task":
+		if d.task != nil {
+			return d.task.file
+		}
+	case "rake":
+		if d.rake != nil {
+			return d.rake.file
+		}
+	case "composer":
+		return join(d.dir, "composer.json")
+	case "deno":
+		return join(d.dir, "deno.json")
+	}
+	return join(d.dir, "pyproject.toml")
+}
+
+var spaceRe = regexp.MustCompile(`\s+`)
+
+func normalizeCmd(s string) string {
+	s = strings.TrimSpace(spaceRe.ReplaceAllString(s, " "))
+	s = strings.TrimPrefix(s, "./")
+	s = strings.Replace(s, "npm run test", "npm test", 1)
+	return s
+}
+
+// similarRunnerTraps warns about two runners with similar names.
+func similarRunnerTraps(c candidate, d *dirManifests) []Finding {
+	var out []Finding
+	cmd := normalizeCmd(c.command)
+	if d.pkg != nil {
+		body, hasScript := d.pkg.Scripts["test"]
+		switch {
+		case strings.HasPrefix(cmd, "bun test") && hasScript:
+			out = append(out, finding(LayerManifest, d.pkg.file+" scripts.test", "trap: `bun test` runs Bun's built-in test runner, not the test script; `bun run test` would run `"+body+"`"))
+		case strings.HasPrefix(cmd, "bun run test") && !strings.Contains(body, "bun test"):
+			out = append(out, finding(LayerManifest, d.pkg.file+" scripts.test", "trap: `bun run test` runs the test script (`"+body+"`), not Bun's built-in runner (`bun test`)"))
+		}
+	}
+	if d.deno != nil {
+		if body, ok := d.deno["test"]; ok && strings.HasPrefix(cmd, "deno test") {
+			out = append(out, finding(LayerManifest, join(d.dir, "deno.json")+" tasks.test", "trap: `deno test` is Deno's runner; the task `deno task test` runs `"+body+"`"))
+		}
+	}
+	return out
+}
+
+// recipeDiffers reports a task-runner recipe that runs the same tool as the
+// chosen command with other arguments.
+func recipeDiffers(c candidate, ev *evidence) []Finding {
+	if c.layer != LayerCIConfig && c.layer != LayerContextFile {
+		return nil
+	}
+	var out []Finding
+	cl := ev.m.classifier()
+	for _, mc := range ev.manifest {
+		if mc.workdir != c.workdir || mc.runner == "" || mc.runner == c.runner && mc.script == c.script || mc.kind&c.kind&gateKinds == 0 {
+			continue
+		}
+		body, ok := ev.m.script(mc.runner, mc.workdir, mc.script)
+		if !ok || body == "" {
+			continue
+		}
+		cmds, err := splitScript(body)
+		if err != nil {
+			continue
+		}
+		for _, sc := range cmds {
+			info := cl.classify(sc.args, mc.workdir)
+			if info.sig == "" || info.sig != c.sig || normalizeCmd(sc.text) == normalizeCmd(c.command) {
+				continue
+			}
+			out = append(out, finding(LayerManifest, mc.source, fmt.Sprintf("trap: `%s` runs `%s`, which differs from `%s` that %s runs; the latter is the team's gate", mc.command, sc.text, c.command, layerName(c.layer))))
+			break
+		}
+		if len(out) >= 2 {
+			break
+		}
+	}
+	return out
+}
+
+func layerName(l string) string {
+	switch l {
+	case LayerCIConfig:
+		return "CI"
+	case LayerContextFile:
+		return "the context file"
+	}
+	return l
+}
+
+// applyThreshold makes a coverage criterion with a percentage enforceable.
+func applyThreshold(cmd string, c candidate, in taskIntent) (string, Finding) {
+	if in.class != ClassCoverage {
+		return cmd, Finding{}
+	}
+	if in.threshold == 0 {
+		if !c.kind.has(kCoverage) {
+			return cmd, finding(LayerTaskVerb, "task", "no coverage command found: the test command stands in; coverage is not measured by it")
+		}
+		return cmd, Finding{}
+	}
+	n := strconv.Itoa(in.threshold)
+	switch {
+	case c.sig == "pytest":
+		if !strings.Contains(cmd, "--cov") {
+			cmd += " --cov"
+		}
+		if !strings.Contains(cmd, "--cov-fail-under") {
+			cmd += " --cov-fail-under=" + n
+		}
+		return cmd, finding(LayerTaskVerb, "task", "pytest-cov's --cov-fail-under="+n+" makes the command fail below "+n+"%")
+	case c.sig == "go test" && !strings.Contains(cmd, "&&"):
+		args := strings.TrimPrefix(cmd, "go test")
+		args = regexp.MustCompile(`\s-cover(profile=\S+|mode=\S+|pkg=\S+)?`).ReplaceAllString(args, "")
+		cmd = "go test -coverprofile=coverage.out" + args + " && go tool cover -func=coverage.out | awk '/^total:/ { sub(\"%\", \"\", $3); exit ($3 + 0 < " + n + ") }'"
+		return cmd, finding(LayerTaskVerb, "task", "the go tool cover total is compared with "+n+"%: the command fails below it")
+	}
+	return cmd, finding(LayerTaskVerb, "task", "the threshold of "+n+"% is not enforced by this command: set it in the coverage tool's configuration (e.g. Jest coverageThreshold, nyc --check-coverage)")
+}
+
+// confidence applies the rule: high only when two layers agree or CI states
+// the gate unambiguously.
+func confidence(c candidate, ev *evidence, want kind, confirmed bool, thr Finding) string {
+	level := ConfidenceMedium
+	switch c.layer {
+	case LayerTaskVerb:
+		level = ConfidenceHigh
+	case LayerCIConfig:
+		if confirmed || ciUnambiguous(c, ev.ci, want) {
+			level = ConfidenceHigh
+		}
+	default:
+		if confirmed {
+			level = ConfidenceHigh
+		} else if !c.strong && c.rank >= 4 {
+			level = ConfidenceLow
+		}
+	}
+	if len(c.problems) > 0 && level == ConfidenceHigh {
+		level = ConfidenceMedium
+	}
+	if len(c.problems) > 1 {
+		level = ConfidenceLow
+	}
+	if strings.Contains(thr.Finding, "not enforced") || strings.Contains(thr.Finding, "not measured") {
+		if level == ConfidenceHigh {
+			level = ConfidenceMedium
+		}
+	}
+	return level
+}
+
+// ciUnambiguous: every usable CI gate of this kind runs the same command
+// signature.
+func ciUnambiguous(c candidate, pool []candidate, want kind) bool {
+	for _, o := range pool {
+		if !matchesWant(o, want) || o.unusable != "" || score(o, want) > score(c, want)+4 {
+			continue
+		}
+		if o.sig != c.sig || o.workdir != c.workdir {
+			return false
+		}
+	}
+	return true
+}
+
+// alternatives lists the other commands considered, with why not.
+func alternatives(chosen candidate, ev *evidence, want kind) []Alternative {
+	var out []Alternative
+	seen := map[string]bool{normalizeCmd(chosen.command) + "|" + chosen.workdir: true}
+	var all []candidate
+	all = append(all, ev.ci...)
+	all = append(all, ev.aiwg...)
+	all = append(all, ev.context...)
+	all = append(all, ev.manifest...)
+	sort.SliceStable(all, func(i, j int) bool {
+		ui, uj := all[i].unusable == "", all[j].unusable == ""
+		if ui != uj {
+			return ui
+		}
+		li, lj := layerPriority(all[i].layer), layerPriority(all[j].layer)
+		if li != lj {
+			return li < lj
+		}
+		return score(all[i], want) < score(all[j], want)
+	})
+	for _, c := range all {
+		if !matchesWant(c, want) {
+			continue
+		}
+		if c.layer == LayerManifest && c.kind.has(kCoverage) && !want.has(kCoverage) {
+			continue // a coverage variant of a test command: noise here
+		}
+		key := normalizeCmd(c.command) + "|" + c.workdir
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		cmd := c.command
+		if c.workdir != "." {
+			cmd = inDir(".", c.workdir, c.command)
+		}
+		out = append(out, Alternative{Command: cmd, Source: c.source, WhyNot: whyNot(c, chosen, want)})
+		if len(out) == 6 {
+			break
+		}
+	}
+	return out
+}
+
+func whyNot(c, chosen candidate, want kind) string {
+	switch {
+	case c.unusable != "":
+		return "cannot run locally: " + c.unusable
+	case len(c.problems) > 0:
+		return strings.Join(c.problems, "; ")
+	case c.layer == LayerCIConfig && chosen.layer == LayerCIConfig:
+		if c.kind.has(kE2E) {
+			return "an end-to-end suite"
+		}
+		if want&kTest != 0 && c.kind&(kLint|kFormat|kType) != 0 {
+			return "also lints or type-checks: a wider gate than the task needs"
+		}
+		return "another CI job's gate; " + chosen.source + " fits the task better"
+	case layerPriority(c.layer) > layerPriority(chosen.layer):
+		return layerName(chosen.layer) + " is the team's definition of passing and runs `" + chosen.command + "`"
+	case c.kind&(kLint|kFormat|kType) != 0 && want&kTest != 0:
+		return "also lints or type-checks: a wider gate than the task needs"
+	}
+	return "less specific to the task than `" + chosen.command + "`"
+}
+
+func summarizeIgnored(notes []Finding) []Finding {
+	if len(notes) == 0 {
+		return nil
+	}
+	byFile := map[string][]string{}
+	reasons := map[string]string{}
+	for _, n := range notes {
+		file, job, _ := strings.Cut(n.Source, " job ")
+		byFile[file] = append(byFile[file], job)
+		reasons[file] = strings.TrimPrefix(n.Finding, "ignored: ")
+	}
+	var out []Finding
+	for _, f := range sortedKeys(byFile) {
+		jobs := byFile[f]
+		out = append(out, finding(LayerCIConfig, f, fmt.Sprintf("ignored %d job(s) (%s): %s", len(jobs), strings.Join(limitList(jobs, 4), ", "), reasons[f])))
+		if len(out) == 4 {
+			break
+		}
+	}
+	return out
+}
+
+// fallback is the last resort: seed 001's legacy table for a Node project
+// or one with no recognisable manifest, a refusal otherwise.
+func fallback(p Proposal, ev *evidence) Proposal {
+	root := ev.m.at(".")
+	ecos := root.ecosystems
+	for _, t := range root.traps {
+		if strings.Contains(t.Finding, "placeholder") && wantKind(p.Class).has(kTest) {
+			p.Class = ClassRefused
+			p.Criterion = ""
+			p.Confidence = ConfidenceMedium
+			p.RefusalReason = "the project has no test suite: " + t.Finding + "; add tests and a test script, or give --completion CMD"
+			p.Rationale = append(p.Rationale, finding(LayerManifest, t.Source, "trap: "+t.Finding))
+			p.Rationale = append(p.Rationale, ev.r.problems...)
+			return p
+		}
+	}
+	// The legacy table assumes a Node project; it is used only when the
+	// repository shows no ecosystem at all.
+	if row, ok := legacyFallback(p.Task, p.Class); ok && len(ecos) == 0 {
+		p.Command = row.command
+		p.Confidence = ConfidenceLow
+		p.Rationale = append(p.Rationale, finding(LayerFallback, "seed 001 legacy table", "no layer found a command for "+p.Class+"; the legacy table says "+row.says))
+		if len(ecos) == 0 {
+			p.Rationale = append(p.Rationale, finding(LayerFallback, ".", "no manifest of a known ecosystem at the repository root: the legacy table assumes a Node project"))
+		}
+		p.Rationale = append(p.Rationale, summarizeIgnored(ev.ciNotes)...)
+		p.Rationale = append(p.Rationale, ev.r.problems...)
+		if setup := root.setup; setup != "" {
+			p.Setup = setup
+		}
+		return p
+	}
+	p.Class = ClassRefused
+	p.Criterion = ""
+	p.Confidence = ConfidenceLow
+	what := map[string]string{ClassLintClean: "lint", ClassTypeClean: "type-check", ClassBuildPass: "build", ClassCoverage: "coverage or test"}[ev.intent.class]
+	if what == "" {
+		what = "test"
+	}
+	eco := "no manifest of a known ecosystem"
+	if len(ecos) > 0 {
+		eco = "a " + strings.Join(ecos, "/") + " project"
+	}
+	p.RefusalReason = fmt.Sprintf("found no %s command in CI, context files or manifests (%s): give --completion CMD", what, eco)
+	p.Rationale = append(p.Rationale, finding(LayerFallback, ".", p.RefusalReason))
+	p.Rationale = append(p.Rationale, summarizeIgnored(ev.ciNotes)...)
+	p.Rationale = append(p.Rationale, ev.r.problems...)
+	return p
+}

@@ -1,0 +1,2 @@
+module example.com/unres
+go 1.22

@@ -1,0 +1,5 @@
+package unres
+
+import "testing"
+
+func TestU(t *testing.T) {}

@@ -1,0 +1,3 @@
+module example.com/goci
+
+go 1.22

@@ -1,0 +1,5 @@
+package goci
+
+import "testing"
+
+func TestParse(t *testing.T) {}

@@ -1,0 +1,2 @@
+module example.com/tools
+go 1.22

@@ -1,0 +1,2 @@
+module example.com/service
+go 1.22

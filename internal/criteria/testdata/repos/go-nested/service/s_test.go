@@ -1,0 +1,5 @@
+package service
+
+import "testing"
+
+func TestS(t *testing.T) {}

@@ -1,0 +1,5 @@
+package tf
+
+import "testing"
+
+func TestX(t *testing.T) {}

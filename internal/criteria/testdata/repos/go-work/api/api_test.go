@@ -1,0 +1,5 @@
+package api
+
+import "testing"
+
+func TestA(t *testing.T) {}

@@ -1,0 +1,2 @@
+module example.com/api
+go 1.22

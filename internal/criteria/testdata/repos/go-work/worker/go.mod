@@ -1,0 +1,2 @@
+module example.com/worker
+go 1.22

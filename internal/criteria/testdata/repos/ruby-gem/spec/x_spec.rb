@@ -1,0 +1,1 @@
+RSpec.describe "x" do; end

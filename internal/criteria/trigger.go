@@ -1,0 +1,176 @@
+package criteria
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Trigger is a loop request found in a comment: the task, the completion
+// hint (what "done" means, in the user's words, to refine inference) and the
+// canonical trigger phrase that matched.
+type Trigger struct {
+	Task, Hint string
+	// Phrase is the canonical phrase: "ralph this:", "ralph:", "al:",
+	// "keep trying until", "loop until", "iterate until", "fix until green",
+	// "keep fixing until", "run until passes", "ralph it", or "/agent-loop"
+	// when only the command prefix matched. Task is empty for "ralph it":
+	// the caller takes the task from the context (the issue or PR).
+	Phrase string
+}
+
+type triggerPattern struct {
+	phrase string
+	re     *regexp.Regexp
+	// build returns the trigger from the text after the phrase.
+	build func(rest string) (task, hint string)
+}
+
+var triggerPatterns = []triggerPattern{
+	{"ralph this:", regexp.MustCompile(`(?i)^ralph\s+this\s*:\s*`), taskOnly},
+	{"ralph it", regexp.MustCompile(`(?i)^ralph\s+it\s*[.!]?\s*$`), func(string) (string, string) { return "", "" }},
+	{"ralph:", regexp.MustCompile(`(?i)^ralph\s*:\s*`), taskOnly},
+	{"al:", regexp.MustCompile(`(?i)^al\s*:\s*`), taskOnly},
+	{"fix until green", regexp.MustCompile(`(?i)^fix\s+until\s+green\b[\s.!]*`), func(string) (string, string) { return "fix the failing tests", "tests pass" }},
+	{"run until passes", regexp.MustCompile(`(?i)^run\s+until\s+(it\s+)?pass(es)?\b[\s.!]*`), func(string) (string, string) { return "make the tests pass", "tests pass" }},
+	{"keep fixing until", regexp.MustCompile(`(?i)^keep\s+fixing\s+until\s+`), func(rest string) (string, string) {
+		return "fix " + subjectOf(rest), rest
+	}},
+	{"keep trying until", regexp.MustCompile(`(?i)^keep\s+trying\s+until\s+`), conditionOnly},
+	{"loop until", regexp.MustCompile(`(?i)^loop\s+until\s+`), conditionOnly},
+	{"iterate until", regexp.MustCompile(`(?i)^iterate\s+until\s+`), conditionOnly},
+}
+
+var (
+	agentLoopPrefix = regexp.MustCompile(`(?i)^/agent-loop(\s+|$)`)
+	fenceRe         = regexp.MustCompile("^\\s*(```|~~~)")
+	untilRe         = regexp.MustCompile(`(?i)\s+until\s+`)
+)
+
+func taskOnly(rest string) (string, string) { return rest, "" }
+
+// conditionOnly builds a trigger whose text is the completion condition: the
+// task follows from it ("loop until coverage is above 80%" -> "add tests to
+// improve coverage").
+func conditionOnly(cond string) (string, string) {
+	return taskFromCondition(cond), cond
+}
+
+func taskFromCondition(cond string) string {
+	switch class, _ := classOf(cond, true); class {
+	case ClassCoverage:
+		return "add tests to improve coverage"
+	case ClassLintClean:
+		return "fix the lint errors"
+	case ClassTypeClean:
+		return "fix the type errors"
+	case ClassBuildPass:
+		return "fix the build"
+	case ClassTestPass:
+		return "fix the failing tests"
+	}
+	if regexp.MustCompile(`(?i)\b(no|zero|0)\s+errors?\b`).MatchString(cond) {
+		return "fix the errors"
+	}
+	return "work until " + cond
+}
+
+// subjectOf turns "lint is clean" into "lint", "the tests are green" into
+// "the failing tests".
+func subjectOf(cond string) string {
+	switch class, _ := classOf(cond, true); class {
+	case ClassLintClean:
+		return "the lint errors"
+	case ClassTypeClean:
+		return "the type errors"
+	case ClassBuildPass:
+		return "the build"
+	case ClassTestPass:
+		return "the failing tests"
+	case ClassCoverage:
+		return "the coverage gaps"
+	}
+	words := regexp.MustCompile(`(?i)\s+(is|are|passes|pass|works?|succeeds?)\b.*$`).ReplaceAllString(cond, "")
+	return strings.TrimSpace(words)
+}
+
+// ParseTrigger finds a loop request in a comment. A trigger must start a
+// line (not inside a quote or a code block, so quoting a request does not
+// start a loop again); the task runs to the end of its paragraph. It also
+// accepts a leading "/agent-loop " prefix: "/agent-loop fix until green",
+// "/agent-loop fix the flaky parser test".
+func ParseTrigger(text string) (Trigger, bool) {
+	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	inFence := false
+	for i, line := range lines {
+		if fenceRe.MatchString(line) {
+			inFence = !inFence
+			continue
+		}
+		if inFence {
+			continue
+		}
+		trimmed := strings.TrimSpace(line)
+		if trimmed == "" || strings.HasPrefix(trimmed, ">") {
+			continue
+		}
+		rest := paragraph(trimmed, lines[i+1:])
+		if t, ok := matchTrigger(rest); ok {
+			return t, true
+		}
+	}
+	return Trigger{}, false
+}
+
+// paragraph joins a line with the lines after it up to a blank line, a
+// quote or a code fence.
+func paragraph(first string, next []string) string {
+	parts := []string{first}
+	for _, l := range next {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, ">") || fenceRe.MatchString(l) {
+			break
+		}
+		parts = append(parts, t)
+	}
+	return strings.Join(parts, " ")
+}
+
+func matchTrigger(s string) (Trigger, bool) {
+	prefixed := false
+	if loc := agentLoopPrefix.FindStringIndex(s); loc != nil {
+		prefixed = true
+		s = strings.TrimSpace(s[loc[1]:])
+	}
+	for _, p := range triggerPatterns {
+		loc := p.re.FindStringIndex(s)
+		if loc == nil {
+			continue
+		}
+		rest := cleanTask(s[loc[1]:])
+		if rest == "" && p.phrase != "ralph it" && p.phrase != "fix until green" && p.phrase != "run until passes" {
+			continue // "ralph:" with nothing after it
+		}
+		task, hint := p.build(rest)
+		return Trigger{Task: task, Hint: hint, Phrase: p.phrase}, true
+	}
+	if prefixed {
+		task := cleanTask(s)
+		if task == "" {
+			return Trigger{}, false
+		}
+		// "/agent-loop fix X until Y": a completion hint inside the task.
+		if loc := untilRe.FindStringIndex(task); loc != nil && loc[0] > 0 && loc[1] < len(task) {
+			return Trigger{Task: strings.TrimSpace(task[:loc[0]]), Hint: strings.TrimSpace(task[loc[1]:]), Phrase: "/agent-loop"}, true
+		}
+		return Trigger{Task: task, Phrase: "/agent-loop"}, true
+	}
+	return Trigger{}, false
+}
+
+// cleanTask trims quotes, trailing punctuation and a @mention.
+func cleanTask(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.Trim(s, "\"'`“”")
+	s = strings.TrimRight(s, " .!")
+	return strings.TrimSpace(s)
+}
