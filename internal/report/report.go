@@ -106,6 +106,7 @@ func Render(st *state.State, o Options) string {
 
 	b.WriteString(iterationTable(st, o))
 	b.WriteString(regressions(st))
+	b.WriteString(reinforcement(st))
 	if o.Target != CLI && len(st.IterationHistory) > 1 {
 		b.WriteString(chart(st))
 	}
@@ -129,6 +130,10 @@ func iterationTable(st *state.State, o Options) string {
 	if st.BestIteration != nil {
 		best = st.BestIteration.Iteration
 	}
+	levelAt := map[int]string{}
+	for _, rc := range st.ReinforcementHistory {
+		levelAt[rc.Iteration] = rc.ToLevel
+	}
 	for _, it := range st.IterationHistory {
 		tests := "unknown"
 		if it.TestResults != nil {
@@ -137,6 +142,9 @@ func iterationTable(st *state.State, o Options) string {
 		var notes []string
 		if it.Iteration == best {
 			notes = append(notes, "**best**")
+		}
+		if lv, ok := levelAt[it.Iteration]; ok {
+			notes = append(notes, "prompt: "+strings.ToLower(lv)+" reinforcement")
 		}
 		if it.Rejected {
 			notes = append(notes, "rejected")
@@ -174,6 +182,20 @@ func iterationTable(st *state.State, o Options) string {
 		fmt.Fprintf(&b, "| %d | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s |\n",
 			it.Iteration, check(it.CheckPassed), tests, it.QualityScore, delta(it.QualityDelta), dur(it.DurationSeconds),
 			diffSize(it), tokens, cost, o.commit(it.Commit), strings.Join(notes, "; "))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// reinforcement lists how the prompt changed along the loop.
+func reinforcement(st *state.State) string {
+	if len(st.ReinforcementHistory) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("### How the prompt changed\n\n")
+	for _, rc := range st.ReinforcementHistory {
+		fmt.Fprintf(&b, "- from iteration %d: %s -> %s (%s)\n", rc.Iteration, rc.FromLevel, rc.ToLevel, oneLine(rc.Reason))
 	}
 	b.WriteString("\n")
 	return b.String()
