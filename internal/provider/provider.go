@@ -95,10 +95,20 @@ func CredentialVars(name string) []string {
 	return append([]string(nil), s.creds...)
 }
 
-// CredentialInput is the action input that carries a credential variable:
-// ANTHROPIC_API_KEY -> anthropic-api-key.
+// actionCredentialInputs are the credential inputs action.yml declares.
+var actionCredentialInputs = map[string]bool{
+	"anthropic-api-key": true, "claude-code-oauth-token": true, "openai-api-key": true,
+	"gemini-api-key": true, "factory-api-key": true, "opencode-api-key": true,
+}
+
+// CredentialInput is the action input that carries a credential variable
+// (ANTHROPIC_API_KEY -> anthropic-api-key), "" when the Action has none for it.
 func CredentialInput(variable string) string {
-	return strings.ReplaceAll(strings.ToLower(variable), "_", "-")
+	in := strings.ReplaceAll(strings.ToLower(variable), "_", "-")
+	if !actionCredentialInputs[in] {
+		return ""
+	}
+	return in
 }
 
 func lookupCLI(name string) (cliSpec, bool) {
@@ -215,12 +225,17 @@ type MissingCredentialError struct {
 }
 
 func (e *MissingCredentialError) Error() string {
-	inputs := make([]string, len(e.Vars))
-	for i, v := range e.Vars {
-		inputs[i] = CredentialInput(v)
+	var inputs []string
+	for _, v := range e.Vars {
+		if in := CredentialInput(v); in != "" {
+			inputs = append(inputs, in)
+		}
 	}
-	return fmt.Sprintf("%s provider: no credential: set one of %s (action inputs %s)",
-		e.Provider, strings.Join(e.Vars, ", "), strings.Join(inputs, ", "))
+	msg := fmt.Sprintf("%s provider: no credential: set one of %s", e.Provider, strings.Join(e.Vars, ", "))
+	if len(inputs) > 0 {
+		msg += fmt.Sprintf(" (in the Action: the input %s)", strings.Join(inputs, " or "))
+	}
+	return msg
 }
 
 // preflight checks the binary and the credentials, then runs `--version`
