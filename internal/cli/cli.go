@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/aiwg/agent-loop/internal/actions"
 	"github.com/aiwg/agent-loop/internal/app"
 	"github.com/aiwg/agent-loop/internal/loop"
@@ -43,8 +45,10 @@ func New(version string) *Command {
 	return &Command{
 		Arg0: os.Args[0], Version: version, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ,
 		IsTerminal: func() bool {
-			fi, err := os.Stdin.Stat()
-			return err == nil && fi.Mode()&os.ModeCharDevice != 0
+			// A character device is not enough (/dev/null is one): ask the
+			// terminal driver.
+			_, err := unix.IoctlGetTermios(int(os.Stdin.Fd()), unix.TCGETS)
+			return err == nil
 		},
 	}
 }
