@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aiwg/agent-loop/internal/crashpoint"
 	"github.com/aiwg/agent-loop/internal/state"
 	"github.com/aiwg/agent-loop/internal/testreport"
 )
@@ -141,8 +142,11 @@ type Engine struct {
 	// the agent's and the check's output (the terminal unless --quiet).
 	Out      io.Writer
 	AgentOut io.Writer
-	Now      func() time.Time
-	Opts     Options
+	// Redact, when set, wraps every log and transcript file writer so that
+	// secrets never reach the disk.
+	Redact func(io.Writer) io.WriteCloser
+	Now    func() time.Time
+	Opts   Options
 
 	st             *state.State
 	records        []Record
@@ -175,6 +179,7 @@ var errInterrupted = errors.New("interrupted")
 func (e *Engine) Run(ctx context.Context, st *state.State) (Outcome, error) {
 	e.Opts.defaults()
 	e.st = st
+	e.Dir.RemoveTemp() // left by writes a crash cut short; this process owns the loop now
 	start := e.now()
 	deadline := start.Add(e.Opts.Timeout)
 	var err error
@@ -186,7 +191,9 @@ func (e *Engine) Run(ctx context.Context, st *state.State) (Outcome, error) {
 	defer stopBeat()
 
 	e.records = recordsFromState(st)
-	fresh := st.Harness.BaseSHA == ""
+	// A loop stopped before its baseline was recorded (interrupted during
+	// the baseline check, killed while starting) starts over.
+	fresh := st.Harness.BaseSHA == "" || (st.Harness.Baseline == nil && len(st.IterationHistory) == 0)
 	if fresh {
 		out, done, err := e.begin(ctx)
 		if err != nil || done {
@@ -235,7 +242,10 @@ func (s stopReason) set() bool { return s.status != "" }
 // loop branch. done is true when the loop ended already (the criterion
 // passes on the starting commit).
 func (e *Engine) begin(ctx context.Context) (Outcome, bool, error) {
-	branch, sha, err := e.Repo.Head(ctx)
+	// Quick git steps are not cut short by a signal: the loop stops at the
+	// next check of ctx, with a consistent state.
+	local := context.WithoutCancel(ctx)
+	branch, sha, err := e.Repo.Head(local)
 	if err != nil {
 		return Outcome{}, true, err
 	}
@@ -252,6 +262,10 @@ func (e *Engine) begin(ctx context.Context) (Outcome, bool, error) {
 		return out, true, err
 	}
 	e.baseline, err = e.Judge.Baseline(ctx, e.Repo.Root(), check)
+	if err != nil && ctx.Err() != nil {
+		out, err := e.finish(stopReason{status: state.Paused, reason: "interrupted while measuring the baseline"})
+		return out, true, err
+	}
 	if err != nil {
 		return Outcome{}, true, fmt.Errorf("measuring the baseline: %w", err)
 	}
@@ -263,10 +277,17 @@ func (e *Engine) begin(ctx context.Context) (Outcome, bool, error) {
 		return out, true, err
 	}
 	if e.Opts.Commit {
-		if err := e.Repo.StartBranch(ctx, e.Opts.Branch, sha); err != nil {
+		// The baseline and the user's branch are on disk before the loop
+		// branch exists: a crash in between resumes by starting the branch
+		// (reconcile) instead of mistaking the loop branch for the user's.
+		if err := e.save(); err != nil {
+			return Outcome{}, true, err
+		}
+		if err := e.Repo.StartBranch(local, e.Opts.Branch, sha); err != nil {
 			return Outcome{}, true, err
 		}
 		e.st.Harness.Branch = e.Opts.Branch
+		crashpoint.Hit("branch-started")
 		e.logf("working on branch %s (your branch %s does not move)", e.Opts.Branch, orDetached(branch))
 	}
 	if err := e.save(); err != nil {
@@ -323,6 +344,7 @@ func (e *Engine) lastIteration() int {
 
 // iterate runs iteration n.
 func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopReason {
+	crashpoint.Hit("iteration-start")
 	itStart := e.now()
 	guide := e.guide(n)
 	if guide.Stall != "" {
@@ -354,10 +376,12 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 	if err := os.MkdirAll(filepath.Dir(e.Dir.TranscriptPath(n)), 0o755); err != nil {
 		return e.fail(err)
 	}
-	transcript, err := os.OpenFile(e.Dir.TranscriptPath(n), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	tf, err := os.OpenFile(e.Dir.TranscriptPath(n), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return e.fail(err)
 	}
+	defer tf.Close()
+	transcript := e.redacted(tf)
 	defer transcript.Close()
 
 	e.logf("iteration %d/%d: running %s", n, e.Opts.MaxIterations, e.Agent.Name())
@@ -379,6 +403,7 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 	}
 	ar, retries, err := e.runAgent(itCtx, req)
 	aborted := stopWatch()
+	crashpoint.Hit("agent-done")
 	if err != nil {
 		return e.fail(fmt.Errorf("running the agent: %w", err))
 	}
@@ -396,24 +421,29 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 		return stopReason{status: state.Failed, reason: fmt.Sprintf("the provider kept rate-limiting after %d retries: %s", retries, ar.Detail)}
 	}
 	e.logf("iteration %d: agent finished in %s%s", n, ar.Duration.Round(time.Second), agentNote(ar))
+	// The diffs, the judge and the commit are quick and local: a signal
+	// arriving meanwhile must not fail the iteration; the check and the push
+	// stay cancellable, and the loop pauses before the next iteration.
+	local := context.WithoutCancel(ctx)
 
 	prevSHA := e.st.Harness.BaseSHA
 	if len(e.records) > 0 && e.records[len(e.records)-1].Commit != "" {
 		prevSHA = e.records[len(e.records)-1].Commit
 	}
-	baseDiff, err := e.Repo.Diff(ctx, e.st.Harness.BaseSHA)
+	baseDiff, err := e.Repo.Diff(local, e.st.Harness.BaseSHA)
 	if err != nil {
 		return e.fail(err)
 	}
 	stepDiff := baseDiff
 	if prevSHA != e.st.Harness.BaseSHA {
-		if stepDiff, err = e.Repo.Diff(ctx, prevSHA); err != nil {
+		if stepDiff, err = e.Repo.Diff(local, prevSHA); err != nil {
 			return e.fail(err)
 		}
 	}
 
 	checkStart := e.now()
 	check, err := e.runCheck(ctx, n, deadline)
+	crashpoint.Hit("check-done")
 	if err != nil {
 		return e.fail(err)
 	}
@@ -423,7 +453,7 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 	checkDur := e.now().Sub(checkStart)
 
 	judgeStart := time.Now()
-	verdict, err := e.Judge.Assess(ctx, JudgeInput{
+	verdict, err := e.Judge.Assess(local, JudgeInput{
 		Iteration: n, Criterion: e.Opts.Criterion, Baseline: e.baseline,
 		BaseDiff: baseDiff, StepDiff: stepDiff, Check: check, Agent: ar, History: e.records,
 	})
@@ -438,7 +468,8 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 		Rejected:    verdict.Critical(), Level: guide.Level,
 	}
 	if e.Opts.Commit {
-		cr, err := e.Repo.Commit(ctx, CommitRequest{
+		crashpoint.Hit("before-commit")
+		cr, err := e.Repo.Commit(local, CommitRequest{
 			Subject: fmt.Sprintf("agent-loop: iteration %d (check %s)", n, passFail(check.Passed)),
 			Body:    commitBody(e.Opts.Task, rec),
 			Trailers: []Trailer{
@@ -454,6 +485,7 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 		}
 		rec.Commit, rec.Stat = cr.SHA, cr.Stat
 		e.st.Harness.HeadSHA = cr.SHA
+		crashpoint.Hit("after-commit")
 		if len(cr.Excluded) > 0 {
 			e.logf("iteration %d: kept out of the commit (the token cannot push them): %s", n, strings.Join(cr.Excluded, ", "))
 		}
@@ -465,9 +497,11 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 	rec.Duration = e.now().Sub(itStart)
 	e.records = append(e.records, rec)
 	e.recordIteration(rec, checkDur, retries)
+	crashpoint.Hit("before-state-save")
 	if err := e.save(); err != nil {
 		return e.fail(err)
 	}
+	crashpoint.Hit("after-state-save")
 	e.logf("iteration %d: check %s%s, score %.0f%s", n, passFail(check.Passed), testsNote(check.Tests), verdict.Score, regressionNote(verdict))
 	e.observe(ctx, Event{Kind: EventIteration, State: e.st, Record: &e.records[len(e.records)-1]})
 
@@ -781,12 +815,42 @@ func (e *Engine) observe(ctx context.Context, ev Event) {
 	}
 }
 
-func (e *Engine) openLog(n int) (*os.File, error) {
+// openLog opens logs/iteration-NNN.log for appending, redacted.
+func (e *Engine) openLog(n int) (io.WriteCloser, error) {
 	p := e.Dir.LogPath(n)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, err
 	}
-	return os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &closeBoth{WriteCloser: e.redacted(f), f: f}, nil
+}
+
+func (e *Engine) redacted(w io.Writer) io.WriteCloser {
+	if e.Redact != nil {
+		return e.Redact(w)
+	}
+	return nopCloser{w}
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+// closeBoth closes the redacting writer (flushing it), then the file.
+type closeBoth struct {
+	io.WriteCloser
+	f *os.File
+}
+
+func (c *closeBoth) Close() error {
+	err := c.WriteCloser.Close()
+	if ferr := c.f.Close(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 // teeAgent sends agent/check output to the iteration log and, unless quiet,
@@ -806,7 +870,10 @@ func (e *Engine) push(ctx context.Context) {
 	if !ok {
 		return
 	}
-	if err := p.Push(ctx, e.Opts.Branch); err != nil {
+	crashpoint.Hit("push")
+	err := p.Push(ctx, e.Opts.Branch)
+	crashpoint.Hit("after-push")
+	if err != nil {
 		msg := fmt.Sprintf("%s: push failed: %v", e.now().UTC().Format(time.RFC3339), err)
 		e.st.Harness.PushErrors = append(e.st.Harness.PushErrors, msg)
 		e.logf("push of %s failed (the commit is kept locally and pushed again later): %v", e.Opts.Branch, err)

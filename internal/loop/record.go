@@ -2,14 +2,17 @@ package loop
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/aiwg/agent-loop/internal/crashpoint"
 	"github.com/aiwg/agent-loop/internal/state"
 	"github.com/aiwg/agent-loop/internal/testreport"
 )
@@ -24,6 +27,7 @@ func (e *Engine) save() error {
 	if err := e.Dir.Save(e.st, e.now()); err != nil {
 		return err
 	}
+	crashpoint.Hit("state-saved")
 	if e.Registry != nil {
 		if err := e.Registry.Sync(e.st); err != nil {
 			return err
@@ -127,14 +131,20 @@ func (e *Engine) recordIteration(r Record, checkDur time.Duration, retries int) 
 	} else {
 		e.logf("writing checkpoint %d failed: %v", r.Iteration, err)
 	}
+	crashpoint.Hit("after-checkpoint")
 	agentS, checkS := r.Agent.Duration.Seconds(), checkDur.Seconds()
-	e.analytics.Iterations = append(e.analytics.Iterations, state.IterationAnalytics{
+	ia := state.IterationAnalytics{
 		Iteration: r.Iteration, StartedAt: r.Started.UTC().Truncate(time.Second), TotalSeconds: round3(r.Duration.Seconds()),
 		AgentSeconds: round3(agentS), CheckSeconds: round3(checkS), HarnessSeconds: round3(max(r.Duration.Seconds()-agentS-checkS, 0)),
 		JudgeMillis: float64(e.judgeLatencies[len(e.judgeLatencies)-1].Microseconds()) / 1000,
 		Tokens:      r.Agent.Tokens(), InputTokens: r.Agent.InputTokens, OutputTokens: r.Agent.OutputTokens,
 		CostUSD: r.Agent.CostUSD, CostEstimated: r.Agent.CostEstimated, Score: round1(r.Verdict.Score), Passed: r.Check.Passed, Retries: retries,
-	})
+	}
+	// An iteration rebuilt on resume may have been measured already (the
+	// analytics are written before the state): keep that measurement.
+	if !slices.ContainsFunc(e.analytics.Iterations, func(a state.IterationAnalytics) bool { return a.Iteration == r.Iteration }) {
+		e.analytics.Iterations = append(e.analytics.Iterations, ia)
+	}
 	if err := e.Dir.SaveAnalytics(e.analytics, e.now()); err != nil {
 		e.logf("writing analytics failed: %v", err)
 	}
@@ -239,25 +249,7 @@ func (e *Engine) updatePersistenceMetrics() {
 func recordsFromState(st *state.State) []Record {
 	var out []Record
 	for _, h := range st.IterationHistory {
-		r := Record{
-			Iteration: h.Iteration, Started: h.Timestamp, Duration: time.Duration(h.DurationSeconds * float64(time.Second)),
-			Commit: h.Commit, Fingerprint: h.Fingerprint, Rejected: h.Rejected, Level: h.Reinforcement, Excluded: h.Excluded,
-			Stat: DiffStat{Files: h.FilesChanged, Additions: h.Additions, Deletions: h.Deletions},
-			Agent: AgentResult{ExitCode: h.AgentExitCode, Class: ErrorClass(h.AgentClass), Detail: h.AgentDetail, Message: h.AgentMessage,
-				CostUSD: h.CostUSD, CostEstimated: h.CostEstimated, Turns: h.Turns, Duration: time.Duration(h.AgentSeconds * float64(time.Second))},
-			Check:   CheckResult{Passed: h.CheckPassed, ExitCode: h.CheckExitCode, Flaky: h.Flaky},
-			Verdict: Verdict{Score: h.QualityScore, Explain: h.Explain, Breakdown: Breakdown(h.QualityBreakdown)},
-		}
-		r.Agent.OutputTokens = h.Tokens
-		for _, a := range h.Artifacts {
-			r.Stat.Paths = append(r.Stat.Paths, a.Path)
-		}
-		r.Check.Tests = testreport.Summary{Known: h.TestsKnown, Failing: h.Failing}
-		if h.TestResults != nil {
-			r.Check.Tests.Total, r.Check.Tests.Passed = h.TestResults.Total, h.TestResults.Passed
-			r.Check.Tests.Failed, r.Check.Tests.Skipped = h.TestResults.Failed, h.TestResults.Skipped
-			r.Check.Tests.Coverage = h.TestResults.Coverage
-		}
+		r := recordFromEntry(h)
 		for _, c := range st.Progress.CompletionChecks {
 			if c.Iteration == h.Iteration {
 				r.Check.Output = c.Output
@@ -273,6 +265,51 @@ func recordsFromState(st *state.State) []Record {
 	return out
 }
 
+// recordFromEntry rebuilds a record from its iteration_history entry.
+func recordFromEntry(h state.IterationEntry) Record {
+	r := Record{
+		Iteration: h.Iteration, Started: h.Timestamp, Duration: time.Duration(h.DurationSeconds * float64(time.Second)),
+		Commit: h.Commit, Fingerprint: h.Fingerprint, Rejected: h.Rejected, Level: h.Reinforcement, Excluded: h.Excluded,
+		Stat: DiffStat{Files: h.FilesChanged, Additions: h.Additions, Deletions: h.Deletions},
+		Agent: AgentResult{ExitCode: h.AgentExitCode, Class: ErrorClass(h.AgentClass), Detail: h.AgentDetail, Message: h.AgentMessage,
+			CostUSD: h.CostUSD, CostEstimated: h.CostEstimated, Turns: h.Turns, Duration: time.Duration(h.AgentSeconds * float64(time.Second))},
+		Check:   CheckResult{Passed: h.CheckPassed, ExitCode: h.CheckExitCode, Flaky: h.Flaky},
+		Verdict: Verdict{Score: h.QualityScore, Explain: h.Explain, Breakdown: Breakdown(h.QualityBreakdown)},
+	}
+	r.Agent.OutputTokens = h.Tokens
+	for _, a := range h.Artifacts {
+		r.Stat.Paths = append(r.Stat.Paths, a.Path)
+	}
+	r.Check.Tests = testreport.Summary{Known: h.TestsKnown, Failing: h.Failing}
+	if h.TestResults != nil {
+		r.Check.Tests.Total, r.Check.Tests.Passed = h.TestResults.Total, h.TestResults.Passed
+		r.Check.Tests.Failed, r.Check.Tests.Skipped = h.TestResults.Failed, h.TestResults.Skipped
+		r.Check.Tests.Coverage = h.TestResults.Coverage
+	}
+	return r
+}
+
+// recordFromCheckpoint rebuilds iteration n from its checkpoint, written
+// after its commit and before the state: everything the iteration measured.
+func recordFromCheckpoint(cp *state.Checkpoint) Record {
+	r := recordFromEntry(cp.Entry)
+	_ = json.Unmarshal(cp.Agent, &r.Agent)
+	_ = json.Unmarshal(cp.Verdict, &r.Verdict)
+	_ = json.Unmarshal(cp.DiffStat, &r.Stat)
+	var c struct {
+		Seconds    float64            `json:"seconds"`
+		TimedOut   bool               `json:"timed_out"`
+		OutputTail string             `json:"output_tail"`
+		Tests      testreport.Summary `json:"tests"`
+	}
+	if json.Unmarshal(cp.Check, &c) == nil {
+		r.Check.Output, r.Check.Tests, r.Check.TimedOut = c.OutputTail, c.Tests, c.TimedOut
+		r.Check.Duration = time.Duration(c.Seconds * float64(time.Second))
+	}
+	r.Commit = cp.Commit
+	return r
+}
+
 // reconcile prepares a resumed loop: the loop branch is checked out, commits
 // the state does not know (a crash between commit and state write) are
 // rebuilt from their trailers, and a half-done iteration's changes are
@@ -286,8 +323,16 @@ func (e *Engine) reconcile(ctx context.Context) error {
 			e.baseline.FileCount, e.baseline.LinesOfCode, e.baseline.LintErrors = bm.FileCount, bm.LinesOfCode, bm.LintErrors
 		}
 	}
-	if !e.Opts.Commit || e.st.Harness.Branch == "" {
+	if !e.Opts.Commit {
 		return nil
+	}
+	if e.st.Harness.Branch == "" {
+		// Stopped after its baseline and before it recorded its branch:
+		// start the branch now (or take over the one it had made).
+		if err := e.Repo.StartBranch(ctx, e.Opts.Branch, e.st.Harness.BaseSHA); err != nil {
+			return fmt.Errorf("resuming: starting the loop branch %s: %w", e.Opts.Branch, err)
+		}
+		e.st.Harness.Branch = e.Opts.Branch
 	}
 	if err := e.Repo.Checkout(ctx, e.st.Harness.Branch); err != nil {
 		return fmt.Errorf("resuming on branch %s: %w", e.st.Harness.Branch, err)
@@ -300,12 +345,16 @@ func (e *Engine) reconcile(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading the history of %s: %w", e.st.Harness.Branch, err)
 	}
+	dirty, err := e.Repo.Dirty(ctx)
+	if err != nil {
+		return err
+	}
 	known := map[int]bool{}
 	for _, r := range e.records {
 		known[r.Iteration] = true
 	}
 	rebuilt := 0
-	for _, c := range commits {
+	for i, c := range commits {
 		if c.Trailers["Agent-Loop-Id"] != e.st.LoopID {
 			continue
 		}
@@ -316,28 +365,42 @@ func (e *Engine) reconcile(ctx context.Context) error {
 		score, _ := strconv.ParseFloat(c.Trailers["Agent-Loop-Score"], 64)
 		passed := c.Trailers["Agent-Loop-Check"] == "pass"
 		rec := Record{Iteration: n, Started: c.Time, Commit: c.SHA, Check: CheckResult{Passed: passed}, Verdict: Verdict{Score: score,
-			Explain: []string{"rebuilt from the commit's trailers after a crash: only the check result and score are known"}}}
+			Explain: []string{"rebuilt from the commit's trailers after a crash: only the check result, the score and the diff size are known"}}}
+		fromCheckpoint := false
+		if cp, err := e.Dir.ReadCheckpoint(n); err == nil && cp.Commit == c.SHA && cp.Iteration == n {
+			// Killed after the checkpoint, before the state: the
+			// checkpoint holds the whole iteration.
+			rec, fromCheckpoint = recordFromCheckpoint(cp), true
+		} else if c.SHA == head && len(dirty) == 0 {
+			// The work tree is this commit: its diff from its parent
+			// is its size (an iteration that changed nothing would look
+			// like a stall to the judge).
+			parent := e.st.Harness.BaseSHA
+			if i > 0 {
+				parent = commits[i-1].SHA
+			}
+			if d, err := e.Repo.Diff(ctx, parent); err == nil {
+				rec.Stat = statOfDiff(d)
+			}
+		}
 		e.records = append(e.records, rec)
 		e.judgeLatencies = append(e.judgeLatencies, 0)
-		e.recordIteration(rec, 0, 0)
-		e.st.IterationHistory[len(e.st.IterationHistory)-1].Rebuilt = true
+		e.recordIteration(rec, rec.Check.Duration, 0)
+		e.st.IterationHistory[len(e.st.IterationHistory)-1].Rebuilt = !fromCheckpoint
 		known[n] = true
 		rebuilt++
 	}
 	sort.SliceStable(e.records, func(i, j int) bool { return e.records[i].Iteration < e.records[j].Iteration })
+	crashpoint.Hit("reconcile-rebuilt")
 	e.st.Harness.HeadSHA = head
 	if rebuilt > 0 {
-		e.logf("resume: rebuilt %d iteration(s) from commit trailers", rebuilt)
+		e.logf("resume: rebuilt %d iteration(s) the state had not recorded (from checkpoints or commit trailers)", rebuilt)
 	}
 	// Where the next iteration starts: the head, or, after a rejected
 	// iteration under a reverting policy, the best iteration so far.
 	target := head
 	if n := len(e.records); n > 0 && e.records[n-1].Rejected && (e.Opts.RegressionPolicy == "revert" || e.Opts.RegressionPolicy == "human-gate") {
 		target, _ = e.revertTarget()
-	}
-	dirty, err := e.Repo.Dirty(ctx)
-	if err != nil {
-		return err
 	}
 	if len(dirty) > 0 || target != head {
 		n := e.lastIteration() + 1
@@ -349,6 +412,7 @@ func (e *Engine) reconcile(ctx context.Context) error {
 		if err := e.Repo.ResetTo(ctx, target); err != nil {
 			return fmt.Errorf("preparing the work tree for iteration %d: %w", n, err)
 		}
+		crashpoint.Hit("reconcile-reset")
 		if len(dirty) > 0 {
 			e.logf("resume: set aside the unfinished changes of iteration %d (saved as a patch); it runs again", n)
 		}
@@ -368,6 +432,7 @@ func (e *Engine) finish(stop stopReason) (Outcome, error) {
 	if stop.status == state.Completed && e.st.Status == state.Running {
 		e.st.Status = state.Completing
 		_ = e.save()
+		crashpoint.Hit("completing-saved")
 	}
 	if e.Opts.Commit && e.st.Harness.Branch != "" && len(e.records) > 0 && stop.status != state.Paused {
 		if err := e.publish(ctx, best, reason); err != nil {
@@ -404,6 +469,7 @@ func (e *Engine) finish(stop stopReason) (Outcome, error) {
 	}
 	e.mu.Unlock()
 	e.updateBest(now)
+	crashpoint.Hit("before-final-save")
 	err := e.save()
 	e.logf("%s: %s", e.st.Status, stop.reason)
 	e.observe(ctx, Event{Kind: EventFinished, State: e.st, Outcome: &out})

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/aiwg/agent-loop/internal/crashpoint"
 )
 
 // Layout (relative to the repository root), as the seeds lay it out.
@@ -55,7 +57,7 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+tempMarker+"*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -70,6 +72,7 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if _, err := f.Write(data); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
+	crashpoint.HitPath("mid-write", path)
 	if err := f.Chmod(perm); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -79,6 +82,7 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
+	crashpoint.HitPath("before-rename", path)
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("renaming %s: %w", path, err)
 	}
@@ -88,6 +92,25 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 		d.Close()
 	}
 	return nil
+}
+
+// tempMarker is in the name of WriteFileAtomic's temporary files.
+const tempMarker = ".tmp-"
+
+// removeTemp removes the temporary files of base (WriteFileAtomic's
+// ".<base>.tmp-*") in dir. A killed writer leaves its temporary file
+// behind; call it only where no other writer of base can be busy.
+func removeTemp(dir, base string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if e.Type().IsRegular() && strings.HasPrefix(n, "."+base+tempMarker) {
+			_ = os.Remove(filepath.Join(dir, n))
+		}
+	}
 }
 
 func writeJSON(path string, v any) error {
@@ -127,6 +150,27 @@ func (d Dir) StatePath() string { return d.File("state.json") }
 func (d Dir) Exists() bool {
 	_, err := os.Stat(d.StatePath())
 	return err == nil
+}
+
+// RemoveTemp removes the temporary files that writes cut short by a crash
+// left in the loop directory (its own state, checkpoints, analytics). Only
+// the process that owns the loop may call it (a resume, after the crash was
+// detected); the control file's are kept, `agent-loop pause` may be writing.
+func (d Dir) RemoveTemp() {
+	for _, sub := range []string{"", "checkpoints", "analytics"} {
+		dir := d.File(sub)
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			n := e.Name()
+			if e.Type().IsRegular() && strings.HasPrefix(n, ".") && strings.Contains(n, tempMarker) &&
+				!strings.HasPrefix(n, "."+filepath.Base(d.ControlPath())+tempMarker) {
+				_ = os.Remove(filepath.Join(dir, n))
+			}
+		}
+	}
 }
 
 // Load reads state.json.
@@ -223,6 +267,7 @@ func (d Dir) WriteCheckpoint(cp *Checkpoint) (string, error) {
 		return "", fmt.Errorf("compressing checkpoint %d: %w", cp.Iteration, err)
 	}
 	rel := d.CheckpointRel(cp.Iteration)
+	crashpoint.Hit("checkpoint-write")
 	return rel, WriteFileAtomic(filepath.Join(d.Root, rel), buf.Bytes(), 0o644)
 }
 

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/aiwg/agent-loop/internal/crashpoint"
 )
 
 // Registry limits (seed 003).
@@ -95,6 +97,9 @@ func (s *Store) Update(fn func(*Registry) error) error {
 		return &LockError{Path: lockPath}
 	}
 	defer fl.Unlock()
+	crashpoint.Hit("registry-locked")
+	// Writers hold the lock: a temporary registry file is a killed writer's.
+	removeTemp(filepath.Join(s.Root, RootDir), filepath.Base(RegistryFile))
 	reg, err := s.read()
 	if err != nil {
 		return err
@@ -103,6 +108,7 @@ func (s *Store) Update(fn func(*Registry) error) error {
 		return err
 	}
 	reg.LastUpdated = s.now()
+	crashpoint.Hit("registry-write")
 	return writeJSON(filepath.Join(s.Root, RegistryFile), reg)
 }
 
