@@ -66,12 +66,13 @@ func ActionMain(ctx context.Context, o IO, getenv actions.Env, stdout io.Writer)
 		workspace = "."
 	}
 	defer chownToWorkspaceOwner(workspace)
-	a := &actionRun{w: w, rt: rt, o: o, stdout: stdout, workspace: workspace}
+	a := &actionRun{w: w, rt: rt, o: o, stdout: stdout, workspace: workspace, getenv: getenv}
 	code := a.main(ctx, gctx.EventName, gctx.Repository, gctx.APIURL, gctx.ServerURL)
 	return code
 }
 
 type actionRun struct {
+	getenv    actions.Env
 	w         *actions.Writer
 	rt        *actions.Runtime
 	o         IO
@@ -177,7 +178,8 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 	defer untrusted.Close()
 	runIO := IO{Stdin: strings.NewReader(""), Stdout: untrusted, Stderr: untrusted, Environ: environ}
 	a.obs = &actionObserver{run: a, serverURL: serverURL, repoFull: repoFull}
-	hooks := Hooks{Observer: a.obs, Exclude: excludeInAction, Token: ai.Token, Remote: "origin", Owner: nonEmpty(trig.Actor, a.rt.Context().Actor)}
+	hooks := Hooks{Observer: a.obs, Exclude: excludeInAction, Token: ai.Token, Remote: "origin", Owner: nonEmpty(trig.Actor, a.rt.Context().Actor),
+		Protect: a.commandFiles()}
 
 	var res *RunResult
 	if prev != nil {
@@ -216,6 +218,10 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 		return a.fail(loop.ExitNotCompleted, err)
 	}
 	cancelled := ctx.Err() != nil
+	var unpushed error
+	if !cancelled {
+		unpushed = a.pushResult(ctx, res.State)
+	}
 	a.setOutputs(res)
 	if !cancelled {
 		// Cancelled: the post step publishes and uploads (the runner kills
@@ -238,7 +244,44 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 	if code == loop.ExitNotCompleted && !a.ai.FailOnIncomplete {
 		code = 0
 	}
+	if unpushed != nil {
+		// Whatever the loop's status, its result did not reach the
+		// repository: the step must not look successful.
+		a.w.Annotate("error", "", 0, "agent-loop: the result was not pushed", a.w.Redact(unpushed.Error()))
+		fmt.Fprintf(a.stdout, "agent-loop: %s\n", a.w.Redact(unpushed.Error()))
+		code = max(code, loop.ExitNotCompleted)
+	}
 	return code
+}
+
+// pushResult pushes the loop branch once more when a push failed during
+// the loop (the fault may have passed: a network outage, a token refreshed).
+// An error means the remote branch lacks the loop's last commits, which
+// exist only in this runner.
+func (a *actionRun) pushResult(ctx context.Context, st *state.State) error {
+	h := st.Harness
+	if !h.Push || h.Branch == "" || h.HeadSHA == "" || len(h.PushErrors) == 0 {
+		return nil
+	}
+	if err := a.repo.Push(ctx, h.Branch); err != nil {
+		return fmt.Errorf("the loop branch %s could not be pushed, so the pull request and the report link commits the repository does not have (the branch head %.12s exists only in this runner; the loop's state is kept in the state artifact): %w", h.Branch, h.HeadSHA, err)
+	}
+	fmt.Fprintf(a.stdout, "agent-loop: pushed %s (%.12s) after the earlier push failures\n", h.Branch, h.HeadSHA)
+	return nil
+}
+
+// commandFiles are the workflow command files of this step: the agent's
+// environment does not name them, but a container action finds them in
+// /github/file_commands, and a line appended there would set an output,
+// the post step's state, or the environment of every later step.
+func (a *actionRun) commandFiles() map[string]string {
+	files := map[string]string{}
+	for _, k := range []string{"GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STEP_SUMMARY"} {
+		if p := a.getenv(k); p != "" {
+			files[p] = k
+		}
+	}
+	return files
 }
 
 func (a *actionRun) repoRoot() string {

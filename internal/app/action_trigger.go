@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aiwg/agent-loop/internal/criteria"
 	ghforge "github.com/aiwg/agent-loop/internal/forge/github"
@@ -145,8 +146,8 @@ func resolveTrigger(ctx context.Context, event string, ev map[string]any, repoFu
 func commentTask(body, phrase string) (task, hint string, ok bool) {
 	for _, line := range strings.Split(body, "\n") {
 		line = strings.TrimSpace(line)
-		if phrase != "" && strings.HasPrefix(strings.ToLower(line), strings.ToLower(phrase)) {
-			rest := strings.TrimSpace(line[len(phrase):])
+		if rest, ok := cutPrefixFold(line, phrase); ok {
+			rest = strings.TrimSpace(rest)
 			if tr, ok := criteria.ParseTrigger(rest); ok {
 				return tr.Task, tr.Hint, true
 			}
@@ -160,4 +161,27 @@ func commentTask(body, phrase string) (task, hint string, ok bool) {
 		}
 	}
 	return "", "", false
+}
+
+// cutPrefixFold returns line without a leading phrase matched without
+// regard to case. Case mapping can change a character's length in bytes
+// ("\u212a", the Kelvin sign, lower-cases to "k"), so the prefix is found on
+// line's own character boundaries, never at len(phrase).
+func cutPrefixFold(line, phrase string) (string, bool) {
+	if phrase == "" {
+		return "", false
+	}
+	limit := len(phrase) * utf8.UTFMax
+	for i := range line {
+		if i > limit {
+			break
+		}
+		if i > 0 && strings.EqualFold(line[:i], phrase) {
+			return line[i:], true
+		}
+	}
+	if len(line) <= limit && strings.EqualFold(line, phrase) {
+		return "", true
+	}
+	return "", false
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -145,6 +146,12 @@ func Status(dir string, opt StatusOptions, o IO) error {
 			rows = append(rows, st)
 		}
 	}
+	var repairs []string
+	if opt.CheckStale && len(reg.ActiveLoops) > 0 {
+		if repairs, err = reconcileRegistry(root, store); err != nil {
+			return err
+		}
+	}
 	if opt.Format == "json" {
 		type row struct {
 			LoopID     string       `json:"loop_id"`
@@ -165,6 +172,9 @@ func Status(dir string, opt StatusOptions, o IO) error {
 			out = append(out, r)
 		}
 		return writeJSON(o.Stdout, out)
+	}
+	for _, r := range repairs {
+		fmt.Fprintf(o.Stdout, "registry: %s\n", r)
 	}
 	for _, id := range changed {
 		fmt.Fprintf(o.Stdout, "marked crashed: %s (its process is gone; continue it with `agent-loop resume %s`)\n", id, id)
@@ -187,6 +197,57 @@ func Status(dir string, opt StatusOptions, o IO) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", st.LoopID, st.Status, st.Iteration, st.Configuration.MaxIterations, best, truncate(st.Task, 50))
 	}
 	return tw.Flush()
+}
+
+// errRegistryUnchanged skips the registry write when nothing needs repair.
+var errRegistryUnchanged = errors.New("registry unchanged")
+
+// reconcileRegistry repairs the registry entries a killed agent-loop left
+// behind (they would hold a slot, or block a new loop with the same task,
+// for good): an entry whose loop has no state and no live process (killed
+// between registering and its first state write) or has ended (killed
+// between its final state write and the registry update) is removed, and a
+// stopped loop's entry takes the status of its state. Entries of running
+// loops belong to their process and are left alone.
+func reconcileRegistry(root string, store *state.Store) ([]string, error) {
+	var notes []string
+	err := store.Update(func(r *state.Registry) error {
+		out := make([]state.Entry, 0, len(r.ActiveLoops))
+		for _, e := range r.ActiveLoops {
+			if !state.ValidLoopID(e.LoopID) {
+				out = append(out, e)
+				continue
+			}
+			st, err := state.NewDir(root, e.LoopID).Load()
+			var nf *state.NotFoundError
+			switch {
+			case errors.As(err, &nf):
+				if e.PID != nil && state.PIDAlive(*e.PID, 0) {
+					out = append(out, e) // starting: its state is about to be written
+					continue
+				}
+				notes = append(notes, fmt.Sprintf("removed %s: it never started (no state; pid %d is gone)", e.LoopID, derefPID(e.PID)))
+			case err != nil:
+				out = append(out, e) // corrupt: the error names the recovery
+			case st.Status.Terminal():
+				notes = append(notes, fmt.Sprintf("removed %s: it is %s", e.LoopID, st.Status))
+			case st.Status != e.Status && st.Status != state.Running && st.Status != state.Completing:
+				out = append(out, state.EntryFor(st, e.LastActive))
+				notes = append(notes, fmt.Sprintf("%s is %s (the registry said %s)", e.LoopID, st.Status, e.Status))
+			default:
+				out = append(out, e)
+			}
+		}
+		if len(notes) == 0 {
+			return errRegistryUnchanged
+		}
+		r.ActiveLoops = out
+		return nil
+	})
+	if errors.Is(err, errRegistryUnchanged) {
+		return nil, nil
+	}
+	return notes, err
 }
 
 func truncate(s string, n int) string {

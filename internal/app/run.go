@@ -10,6 +10,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/aiwg/agent-loop/internal/config"
@@ -37,6 +38,10 @@ type Hooks struct {
 	Proposal *criteria.Proposal
 	Owner    string
 	Tune     func(*loop.Options)
+	// Protect names files (path -> name) that no code of the agent may
+	// change: each is put back after every run of the agent and of the
+	// completion command (action mode: the workflow command files).
+	Protect map[string]string
 }
 
 // RunResult is what a finished run reports to its caller.
@@ -341,6 +346,11 @@ func execute(ctx context.Context, p engineParts) (*RunResult, error) {
 	if err := p.repo.Seal(ctx); err != nil {
 		return nil, err
 	}
+	// The agent could read this process's environment in /proc (the same
+	// user; in a container action, root beside the harness at PID 1).
+	if _, err := process.HideSecrets(); err != nil {
+		fmt.Fprintf(progress, "agent-loop: warning: could not hide the harness's environment from the agent: %v\n", err)
+	}
 	if p.setup != "" && p.st.Harness.BaseSHA == "" {
 		if err := runSetup(ctx, p, progress); err != nil {
 			p.st.Status = state.Failed
@@ -353,16 +363,30 @@ func execute(ctx context.Context, p engineParts) (*RunResult, error) {
 			return nil, &ExitError{Code: loop.ExitNotCompleted, Err: err}
 		}
 	}
+	guard := newStateGuard(p.repo.Root(), p.dir, progress, p.hooks.Protect)
+	if ownProcess() {
+		// Processes that escape the agent's process group become this
+		// process's children, and die when the agent's run ends.
+		if err := process.AdoptOrphans(); err != nil {
+			fmt.Fprintf(progress, "agent-loop: warning: %v; a process the agent leaves behind may outlive its iteration\n", err)
+		}
+		guard.killStrays = true
+	}
 	eng := &loop.Engine{
-		Agent: p.agent, Verifier: &verify.Shell{ScanReports: true}, Repo: p.repo,
+		Agent: &guardedAgent{Agent: p.agent, g: guard}, Verifier: &guardedVerifier{Verifier: &verify.Shell{ScanReports: true}, g: guard}, Repo: p.repo,
 		Judge: judge.New(judge.Options{}), Dir: p.dir, Registry: p.store, Observer: p.hooks.Observer,
 		Env: p.env, Out: progress, AgentOut: agentOut, Opts: p.opts,
 		Redact: func(w io.Writer) io.WriteCloser { return p.secrets.Writer(w) },
 	}
 	out, err := eng.Run(ctx, p.st)
 	st, lerr := p.dir.Load()
-	if lerr != nil {
+	if lerr != nil || err != nil {
+		// The engine's own view: the last save may be what failed.
 		st = p.st
+	}
+	if errors.Is(err, syscall.ENOSPC) {
+		err = fmt.Errorf("%w\nThe disk is full: the state from before the fault is kept; free some space, then continue the loop "+
+			"(`agent-loop resume %s`; in GitHub Actions, re-run the workflow)", err, st.LoopID)
 	}
 	rep := report.Render(st, report.Options{Target: report.CLI, Resume: "`agent-loop resume " + st.LoopID + "`"})
 	_ = state.WriteFileAtomic(p.dir.ReportPath(), []byte(rep), 0o644)

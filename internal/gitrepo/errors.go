@@ -66,7 +66,8 @@ func (e *PushError) Error() string {
 	case ReasonRejected:
 		fix = "the remote rejected the update (branch protection or a server hook); push to an unprotected branch"
 	case ReasonNoRemote:
-		fix = "add a remote with `git remote add origin URL`, or pass the remote URL"
+		fix = "the remote is not configured or holds no repository: add it with `git remote add origin URL`, " +
+			"or correct its URL (`git remote -v`), then resume the loop"
 	default:
 		fix = "see the git output above"
 	}
@@ -95,5 +96,6 @@ type TamperedError struct {
 
 func (e *TamperedError) Error() string {
 	return fmt.Sprintf("refusing to run git: %s %s since the repository was sealed (the agent tampered with it); "+
-		"the loop cannot commit safely: restore the repository from the pushed loop branch and resume", e.Path, e.Detail)
+		"the loop stops, as it cannot commit safely: put the original .git back (or clone the repository again; "+
+		"with --push the loop's commits are on the remote's loop branch) and start a new loop", e.Path, e.Detail)
 }

@@ -168,6 +168,10 @@ func classify(out string) string {
 		return ReasonNonFastForward
 	case has("[remote rejected]", "pre-receive hook declined", "protected branch", "gh006"):
 		return ReasonRejected
+	case has("does not appear to be a git repository"):
+		// A local path or URL that holds no repository (moved, deleted, a
+		// typo): retrying cannot help.
+		return ReasonNoRemote
 	case has("authentication failed", "could not read username", "could not read password",
 		"terminal prompts disabled", "returned error: 401", "returned error: 403", "permission denied", "permission to",
 		"invalid username or password", "write access to repository not granted", "repository not found",

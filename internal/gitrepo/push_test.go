@@ -278,6 +278,8 @@ func TestClassify(t *testing.T) {
 		"fatal: unable to access 'http://127.0.0.1:40123/x.git/': Failed to connect to 127.0.0.1 port 40123":                                                         ReasonNetwork,
 		" ! [remote rejected] loop -> loop (refusing to allow a GitHub App to create or update workflow `.github/workflows/ci.yml` without `workflows` permission)":  ReasonWorkflowPermission,
 		" ! [remote rejected] main -> main (protected branch hook declined)":                                                                                         ReasonRejected,
+		"fatal: '/srv/gone.git' does not appear to be a git repository\nfatal: Could not read from remote repository.":                                               ReasonNoRemote,
+		"ssh: connect to host example.com port 22: Connection refused\nfatal: Could not read from remote repository.":                                                ReasonNetwork,
 		"fatal: something new": ReasonUnknown,
 	} {
 		if got := classify(out); got != want {
