@@ -539,7 +539,7 @@ func TestActionRefusals(t *testing.T) {
 		pr := w.gh.AddPullRequest(repoName, githubtest.PullRequest{Title: "from a fork", Head: "patch-1", Base: "main", HeadRepo: "mallory/demo", Author: "mallory"})
 		payload := map[string]any{"action": "opened", "number": pr,
 			"pull_request": map[string]any{"number": pr, "title": "from a fork", "head": map[string]any{"ref": "patch-1", "sha": "abc", "repo": map[string]any{"full_name": "mallory/demo"}}, "base": map[string]any{"ref": "main"}},
-			"repository": map[string]any{"full_name": repoName}, "sender": map[string]any{"login": "mallory"}}
+			"repository":   map[string]any{"full_name": repoName}, "sender": map[string]any{"login": "mallory"}}
 		s, code := run("pull_request", payload, nil)
 		if code != 0 || fileCommands(t, s.output)["status"] != "refused" {
 			t.Fatalf("exit %d\n%s", code, s.stdout.String())

@@ -64,7 +64,7 @@ func TestLoopWithRealCLIs(t *testing.T) {
 		},
 		{
 			provider: "codex", program: "codex", model: "gpt-5.5", keyVar: "OPENAI_API_KEY",
-			env:      func(s *fakemodel.Server) []string { return []string{"OPENAI_BASE_URL=" + s.OpenAIBaseURL()} },
+			env: func(s *fakemodel.Server) []string { return []string{"OPENAI_BASE_URL=" + s.OpenAIBaseURL()} },
 			fix: func(string) []fakemodel.ToolCall {
 				return []fakemodel.ToolCall{{Name: "apply_patch", Custom: "*** Begin Patch\n*** Update File: answer.txt\n@@\n-answer=41\n+answer=42\n*** End Patch\n"}}
 			},
