@@ -19,6 +19,7 @@ import (
 	ghforge "github.com/aiwg/agent-loop/internal/forge/github"
 	"github.com/aiwg/agent-loop/internal/gitrepo"
 	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/process"
 	"github.com/aiwg/agent-loop/internal/report"
 	"github.com/aiwg/agent-loop/internal/state"
 )
@@ -456,12 +457,8 @@ func uploadState(ctx context.Context, rt *actions.Runtime, w *actions.Writer, en
 }
 
 func lookupEnv(environ []string, k string) string {
-	for i := len(environ) - 1; i >= 0; i-- {
-		if kk, v, ok := strings.Cut(environ[i], "="); ok && kk == k {
-			return v
-		}
-	}
-	return ""
+	v, _ := process.Lookup(environ, k)
+	return v
 }
 
 func (a *actionRun) setOutputs(res *RunResult) {

@@ -18,7 +18,6 @@ import (
 	"github.com/aiwg/agent-loop/internal/gitrepo"
 	"github.com/aiwg/agent-loop/internal/loop"
 	"github.com/aiwg/agent-loop/internal/process"
-	"github.com/aiwg/agent-loop/internal/redact"
 	"github.com/aiwg/agent-loop/internal/report"
 	"github.com/aiwg/agent-loop/internal/state"
 )
@@ -47,6 +46,16 @@ func loadLoop(root, id string) (state.Dir, *state.State, error) {
 		return d, nil, usage(err)
 	}
 	return d, st, nil
+}
+
+// openLoop finds the repository of dir and loads loop id's state.
+func openLoop(dir, id string) (string, state.Dir, *state.State, error) {
+	root, err := repoRoot(dir)
+	if err != nil {
+		return "", state.Dir{}, nil, err
+	}
+	d, st, err := loadLoop(root, id)
+	return root, d, st, err
 }
 
 // lastActive is the registry heartbeat of a loop (or its last state update).
@@ -267,11 +276,7 @@ func writeJSON(w io.Writer, v any) error {
 // Pause asks a running loop to pause after its current iteration, or pauses
 // a crashed one's record.
 func Pause(dir, id string, o IO) error {
-	root, err := repoRoot(dir)
-	if err != nil {
-		return err
-	}
-	d, st, err := loadLoop(root, id)
+	root, d, st, err := openLoop(dir, id)
 	if err != nil {
 		return err
 	}
@@ -293,11 +298,7 @@ func Pause(dir, id string, o IO) error {
 // Abort stops a running loop now (its agent is stopped), or ends a paused or
 // crashed one.
 func Abort(dir, id string, o IO) error {
-	root, err := repoRoot(dir)
-	if err != nil {
-		return err
-	}
-	d, st, err := loadLoop(root, id)
+	root, d, st, err := openLoop(dir, id)
 	if err != nil {
 		return err
 	}
@@ -354,11 +355,7 @@ func Report(dir, id, format string, o IO) error {
 
 // Attach follows a loop's live output until it stops.
 func Attach(ctx context.Context, dir, id string, o IO) error {
-	root, err := repoRoot(dir)
-	if err != nil {
-		return err
-	}
-	d, st, err := loadLoop(root, id)
+	root, d, st, err := openLoop(dir, id)
 	if err != nil {
 		return err
 	}
@@ -420,11 +417,7 @@ type ResumeOptions struct {
 
 // Resume continues a paused or crashed loop from its last completed iteration.
 func Resume(ctx context.Context, dir, id string, ro ResumeOptions, o IO, h Hooks) (*RunResult, error) {
-	root, err := repoRoot(dir)
-	if err != nil {
-		return nil, err
-	}
-	d, st, err := loadLoop(root, id)
+	root, d, st, err := openLoop(dir, id)
 	if err != nil {
 		return nil, err
 	}
@@ -471,11 +464,7 @@ func Resume(ctx context.Context, dir, id string, ro ResumeOptions, o IO, h Hooks
 	if err != nil {
 		return nil, usage(err)
 	}
-	secrets := &redact.Set{}
-	for _, k := range []string{"GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN"} {
-		secrets.Add(o.getenv(k))
-	}
-	secrets.Add(h.Token)
+	secrets := harnessSecrets(o, h.Token)
 	spec := agentSpec{Provider: cfg.Provider, AgentCommand: cfg.AgentCommand, Model: cfg.Model, MaxTurns: cfg.MaxTurns, Script: h.Script}
 	if h.Script != nil {
 		spec.Provider = "scripted"

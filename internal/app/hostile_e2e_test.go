@@ -408,7 +408,7 @@ func TestActionHostileAgentDaemon(t *testing.T) {
 echo $$ > "$WORK/daemon.pid"
 i=0
 while [ $i -lt 300 ]; do
-	cat /tmp/agent-loop-cred-*/token "${TMPDIR:-/tmp}"/agent-loop-cred-*/token >> "$WORK/stolen" 2>/dev/null
+	cat "$TMPDIR"/agent-loop-cred-*/token >> "$WORK/stolen" 2>/dev/null
 	echo late=1 >> "$OUTF"; echo LATE=1 >> "$ENVF"
 	sleep 0.05
 	i=$((i + 1))
@@ -426,6 +426,9 @@ esac
 	ws := w.checkout("ws")
 	s := w.step(ws, "workflow_dispatch", map[string]any{"inputs": map[string]any{}}, map[string]string{
 		"task": "fix the calculator", "agent-command": "sh " + agent, "pr": "none"}, "1")
+	// A TMPDIR of this test's own: the daemon reads the credential files of
+	// this harness, not those of other tests running beside it.
+	s.env["TMPDIR"] = t.TempDir()
 	fileCommandFiles(t, w, s)
 	err := s.start(t, mainBin, nil).Wait()
 	out := s.stdout.String()

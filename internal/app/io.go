@@ -8,6 +8,8 @@ import (
 
 	"github.com/aiwg/agent-loop/internal/config"
 	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/process"
+	"github.com/aiwg/agent-loop/internal/redact"
 )
 
 // IO is what a command may touch of the outside world.
@@ -23,12 +25,19 @@ type IO struct {
 }
 
 func (o IO) getenv(k string) string {
-	for i := len(o.Environ) - 1; i >= 0; i-- {
-		if kk, v, ok := strings.Cut(o.Environ[i], "="); ok && kk == k {
-			return v
-		}
+	v, _ := process.Lookup(o.Environ, k)
+	return v
+}
+
+// harnessSecrets is what must never appear in a log, a transcript or a
+// report: the GitHub and runtime tokens of the environment and the push token.
+func harnessSecrets(o IO, token string) *redact.Set {
+	s := &redact.Set{}
+	for _, k := range []string{"GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN"} {
+		s.Add(o.getenv(k))
 	}
-	return ""
+	s.Add(token)
+	return s
 }
 
 // ExitError carries an exit code and the message that explains it.

@@ -88,11 +88,7 @@ func Run(ctx context.Context, cfg config.Config, o IO, h Hooks) (*RunResult, err
 			problems = append(problems, fmt.Errorf("the work tree has uncommitted changes (%s); commit or stash them, or pass --allow-dirty to let the loop start from them", listSome(dirty, 5)))
 		}
 	}
-	secrets := &redact.Set{}
-	for _, k := range []string{"GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN"} {
-		secrets.Add(o.getenv(k))
-	}
-	secrets.Add(h.Token)
+	secrets := harnessSecrets(o, h.Token)
 	spec := agentSpec{Provider: cfg.Provider, AgentCommand: cfg.AgentCommand, Model: cfg.Model, MaxTurns: cfg.MaxTurns, Args: cfg.AgentArgs, Script: h.Script}
 	if h.Script != nil {
 		spec.Provider = "scripted"
