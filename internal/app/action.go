@@ -189,7 +189,22 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 		if err := a.checkout(ctx, prev.Harness.Branch, prev.Harness.HeadSHA); err != nil {
 			return a.fail(loop.ExitNotCompleted, err)
 		}
-		res, err = Resume(ctx, a.workspace, prev.LoopID, ResumeOptions{Quiet: false}, runIO, hooks)
+		ro := ResumeOptions{}
+		if g := prev.Harness.PendingGate; g != nil && g.Decision == "" {
+			// A loop paused by the human-gate regression policy: the
+			// decision is the comment "/agent-loop approve" or "reject".
+			switch gateDecision(trig.Task) {
+			case "approve":
+				ro.Approve = true
+			case "reject":
+				ro.Reject = true
+			default:
+				msg := fmt.Sprintf("loop %s waits for a decision on iteration %d (%s): comment `%s approve` to accept the change or `%s reject` to revert it and go on.",
+					prev.LoopID, g.Iteration, g.Reason, ai.TriggerPhrase, ai.TriggerPhrase)
+				return a.refuse(ctx, msg)
+			}
+		}
+		res, err = Resume(ctx, a.workspace, prev.LoopID, ro, runIO, hooks)
 	} else {
 		cfg.LoopID = a.baseID
 		if d := state.NewDir(a.repoRoot(), a.baseID); d.Exists() {
@@ -283,6 +298,17 @@ func (a *actionRun) commandFiles() map[string]string {
 		}
 	}
 	return files
+}
+
+// gateDecision reads a human-gate decision from a comment's task text.
+func gateDecision(task string) string {
+	switch strings.ToLower(strings.Trim(strings.TrimSpace(task), ".!")) {
+	case "approve", "approved", "accept", "lgtm":
+		return "approve"
+	case "reject", "rejected", "revert":
+		return "reject"
+	}
+	return ""
 }
 
 func (a *actionRun) repoRoot() string {
