@@ -620,13 +620,16 @@ func exprStrength(expr string) int {
 	return strengthWeak
 }
 
-// splitComparison splits "a == b" at its first top-level comparison
-// operator. It runs in linear time: assertion lines can be long.
-func splitComparison(e string) (string, string, bool) {
+// scanCode walks s from index from, skipping quoted strings (with backslash
+// escapes) and tracking bracket depth. visit sees every byte outside quotes
+// with the depth after it (an opening bracket counts itself, a closing one
+// is already closed); it returns false to stop. Linear time: assertion lines
+// can be long.
+func scanCode(s string, from int, visit func(i int, c byte, depth int) bool) {
 	depth := 0
 	var quote byte
-	for i := 0; i < len(e); i++ {
-		c := e[i]
+	for i := from; i < len(s); i++ {
+		c := s[i]
 		if quote != 0 {
 			if c == '\\' {
 				i++
@@ -641,19 +644,33 @@ func splitComparison(e string) (string, string, bool) {
 			continue
 		case '(', '[', '{':
 			depth++
-			continue
 		case ')', ']', '}':
 			depth--
-			continue
 		}
-		if depth != 0 {
-			continue
-		}
-		if op := comparisonAt(e, i); op != "" {
-			return strings.TrimSpace(e[:i]), strings.TrimSpace(e[i+len(op):]), true
+		if !visit(i, c, depth) {
+			return
 		}
 	}
-	return "", "", false
+}
+
+func isBracket(c byte) bool { return strings.IndexByte("()[]{}", c) >= 0 }
+
+// splitComparison splits "a == b" at its first top-level comparison
+// operator.
+func splitComparison(e string) (string, string, bool) {
+	var left, right string
+	found := false
+	scanCode(e, 0, func(i int, c byte, depth int) bool {
+		if depth != 0 || isBracket(c) {
+			return true
+		}
+		if op := comparisonAt(e, i); op != "" {
+			left, right, found = strings.TrimSpace(e[:i]), strings.TrimSpace(e[i+len(op):]), true
+			return false
+		}
+		return true
+	})
+	return left, right, found
 }
 
 // comparisonAt returns the comparison operator starting at e[i], or "".
@@ -833,62 +850,28 @@ func closingParen(text string, open int) int {
 	if open < 0 || open >= len(text) {
 		return -1
 	}
-	depth := 0
-	var quote byte
-	for i := open; i < len(text); i++ {
-		c := text[i]
-		if quote != 0 {
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-			continue
+	closing := -1
+	scanCode(text, open, func(i int, c byte, depth int) bool {
+		if depth == 0 && strings.IndexByte(")]}", c) >= 0 {
+			closing = i
+			return false
 		}
-		switch c {
-		case '"', '\'', '`':
-			quote = c
-		case '(', '[', '{':
-			depth++
-		case ')', ']', '}':
-			depth--
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	return -1
+		return true
+	})
+	return closing
 }
 
 // splitArgs splits at top-level commas.
 func splitArgs(s string) []string {
 	var out []string
-	depth, start := 0, 0
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if quote != 0 {
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-			continue
+	start := 0
+	scanCode(s, 0, func(i int, c byte, depth int) bool {
+		if c == ',' && depth == 0 {
+			out = append(out, strings.TrimSpace(s[start:i]))
+			start = i + 1
 		}
-		switch c {
-		case '"', '\'', '`':
-			quote = c
-		case '(', '[', '{':
-			depth++
-		case ')', ']', '}':
-			depth--
-		case ',':
-			if depth == 0 {
-				out = append(out, strings.TrimSpace(s[start:i]))
-				start = i + 1
-			}
-		}
-	}
+		return true
+	})
 	if last := strings.TrimSpace(s[start:]); last != "" || len(out) > 0 {
 		out = append(out, last)
 	}
