@@ -101,38 +101,57 @@ func subjectOf(cond string) string {
 func ParseTrigger(text string) (Trigger, bool) {
 	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
 	inFence := false
-	for i, line := range lines {
-		if fenceRe.MatchString(line) {
-			inFence = !inFence
-			continue
-		}
-		if inFence {
-			continue
-		}
+	var para []string // the trimmed lines of the current paragraph
+	for _, line := range lines {
 		trimmed := strings.TrimSpace(line)
-		if trimmed == "" || strings.HasPrefix(trimmed, ">") {
+		fence := fenceRe.MatchString(line)
+		if fence || inFence || trimmed == "" || strings.HasPrefix(trimmed, ">") {
+			if t, ok := matchParagraph(para); ok {
+				return t, true
+			}
+			para = para[:0]
+			if fence {
+				inFence = !inFence
+			}
 			continue
 		}
-		rest := paragraph(trimmed, lines[i+1:])
-		if t, ok := matchTrigger(rest); ok {
-			return t, true
+		para = append(para, trimmed)
+	}
+	return matchParagraph(para)
+}
+
+// matchParagraph tries each line of a paragraph as the start of a trigger
+// whose task runs to the end of the paragraph. The paragraph is joined once
+// and each attempt looks at a suffix of it, so a comment of many lines costs
+// linear time, not quadratic (a 64 KiB comment is the GitHub maximum).
+func matchParagraph(para []string) (Trigger, bool) {
+	if len(para) == 0 {
+		return Trigger{}, false
+	}
+	joined := strings.Join(para, " ")
+	off := 0
+	for _, l := range para {
+		if mayStartTrigger(l) {
+			if t, ok := matchTrigger(joined[off:]); ok {
+				return t, true
+			}
 		}
+		off += len(l) + 1
 	}
 	return Trigger{}, false
 }
 
-// paragraph joins a line with the lines after it up to a blank line, a
-// quote or a code fence.
-func paragraph(first string, next []string) string {
-	parts := []string{first}
-	for _, l := range next {
-		t := strings.TrimSpace(l)
-		if t == "" || strings.HasPrefix(t, ">") || fenceRe.MatchString(l) {
-			break
+// triggerStarts are the first words of every phrase and the /agent-loop
+// prefix; mayStartTrigger tests them before any regexp runs.
+var triggerStarts = []string{"ralph", "al", "fix", "run", "keep", "loop", "iterate", "/agent-loop"}
+
+func mayStartTrigger(line string) bool {
+	for _, w := range triggerStarts {
+		if len(line) >= len(w) && strings.EqualFold(line[:len(w)], w) {
+			return true
 		}
-		parts = append(parts, t)
 	}
-	return strings.Join(parts, " ")
+	return false
 }
 
 func matchTrigger(s string) (Trigger, bool) {

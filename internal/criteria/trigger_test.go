@@ -1,6 +1,7 @@
 package criteria
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -66,5 +67,37 @@ func TestTriggerHintDrivesInference(t *testing.T) {
 	}
 	if p.Class != ClassCoverage || p.Command != "poetry run pytest --cov --cov-fail-under=90" {
 		t.Errorf("got class %s command %q", p.Class, p.Command)
+	}
+}
+
+// TestParseTriggerLongComment: a request at the end of a comment as long as
+// GitHub allows (65,536 characters) in one paragraph of short lines is found,
+// and a quoted request in such a comment is not. Before matchParagraph this
+// input took seconds (every line re-joined the rest of its paragraph); the
+// speed itself is measured by BenchmarkParseTriggerLongComment.
+func TestParseTriggerLongComment(t *testing.T) {
+	filler := strings.Repeat("a\n", 32000)
+	tr, ok := ParseTrigger(filler + "\n/agent-loop fix the parser until tests pass\n")
+	if !ok || tr.Task != "fix the parser" || tr.Hint != "tests pass" {
+		t.Fatalf("got %+v, %v", tr, ok)
+	}
+	if tr, ok := ParseTrigger(filler + "> ralph: fix it\n"); ok {
+		t.Fatalf("a quoted request triggered: %+v", tr)
+	}
+	// The paragraph rule still holds: a trigger on a later line of a
+	// paragraph takes the rest of that paragraph as its task.
+	tr, ok = ParseTrigger("thanks!\nralph: fix the\nflaky test\n\nunrelated")
+	if !ok || tr.Task != "fix the flaky test" {
+		t.Fatalf("got %+v, %v", tr, ok)
+	}
+}
+
+func BenchmarkParseTriggerLongComment(b *testing.B) {
+	comment := strings.Repeat("a\n", 32000) + "\n/agent-loop fix the parser until tests pass\n"
+	b.SetBytes(int64(len(comment)))
+	for b.Loop() {
+		if _, ok := ParseTrigger(comment); !ok {
+			b.Fatal("no trigger")
+		}
 	}
 }
