@@ -81,6 +81,9 @@ type Repo struct {
 	tips   map[string]string
 	// retryDelay is the first push retry backoff (tests shorten it).
 	retryDelay time.Duration
+	// staged says the index holds the work tree as the last Stage left it
+	// and nothing has touched the index since (see CommitRequest.Staged).
+	staged bool
 }
 
 // Open opens the repository containing dir, seals its trusted control files
@@ -287,6 +290,8 @@ func (r *Repo) begin(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// Any operation may change the index; only Stage sets this again.
+	r.staged = false
 	r.overrides = nil
 	if err := r.guard(); err != nil {
 		return err
@@ -616,10 +621,12 @@ func (r *Repo) ownBranch(ctx context.Context) (branch, tip string, err error) {
 
 // Commit stages every change except .aiwg/ and the excluded prefixes and
 // commits it on the current branch; with nothing to commit it still makes an
-// empty commit, so every iteration has exactly one commit.
+// empty commit, so every iteration has exactly one commit. With req.Staged,
+// right after Stage, the index Stage wrote is committed as it is.
 func (r *Repo) Commit(ctx context.Context, req loop.CommitRequest) (loop.CommitResult, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	staged := req.Staged && r.staged // begin clears r.staged
 	msg, err := buildMessage(req)
 	if err != nil {
 		return loop.CommitResult{}, err
@@ -647,9 +654,12 @@ func (r *Repo) Commit(ctx context.Context, req loop.CommitRequest) (loop.CommitR
 		return loop.CommitResult{}, err
 	}
 	// Stage everything but the excluded prefixes (a .gitignore of the agent
-	// cannot un-ignore .aiwg/ past a pathspec).
-	if err := r.addAll(ctx, all); err != nil {
-		return loop.CommitResult{}, fmt.Errorf("staging the changes in %s: %w", r.root, err)
+	// cannot un-ignore .aiwg/ past a pathspec), unless Stage just did and
+	// no flag that hides a change has appeared since.
+	if !staged || len(scan.assumeValid) > 0 || len(scan.skipWorktree) > 0 {
+		if err := r.addAll(ctx, all); err != nil {
+			return loop.CommitResult{}, fmt.Errorf("staging the changes in %s: %w", r.root, err)
+		}
 	}
 	var excluded []string
 	if len(user) > 0 || len(scan.excluded) > 0 {
@@ -812,25 +822,67 @@ func (r *Repo) stat(ctx context.Context, parent, sha string) (loop.DiffStat, err
 // Diff returns the unified diff from commit from to the work tree, untracked
 // (not ignored) files included as additions, renames detected, binary files
 // summarised, .aiwg/ left out; the same inputs give the same text. It stages
-// the work tree in the index (`git add -A`, then `git diff --cached`): that
-// is what makes untracked files and renames visible, and it leaves Commit
-// little to hash.
+// the work tree in the index, as Stage does.
 func (r *Repo) Diff(ctx context.Context, from string) (string, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := validRev(from); err != nil {
+	d, err := r.Stage(ctx, from)
+	if err != nil {
 		return "", err
 	}
+	return d[0], nil
+}
+
+// Stage records the work tree in the index (`git add -A`, .aiwg/ left out)
+// and returns the diff from each commit in froms to it, in order (`git diff
+// --cached`: that is what makes untracked files and renames visible). The
+// diffs run side by side: they only read the index. A Commit with Staged set
+// then commits this index without walking the work tree again, so one
+// iteration stages once and commits what was judged.
+func (r *Repo) Stage(ctx context.Context, froms ...string) ([]string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, from := range froms {
+		if err := validRev(from); err != nil {
+			return nil, err
+		}
+	}
 	if err := r.begin(ctx); err != nil {
-		return "", err
+		return nil, err
 	}
 	state := []string{strings.TrimSuffix(StateDir, "/")}
 	if _, err := r.prepareIndex(ctx, state); err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := r.addAll(ctx, state); err != nil {
-		return "", fmt.Errorf("staging the work tree of %s: %w", r.root, err)
+		return nil, fmt.Errorf("staging the work tree of %s: %w", r.root, err)
 	}
+	r.staged = true
+	out := make([]string, len(froms))
+	errs := make([]error, len(froms))
+	var wg sync.WaitGroup
+	for i, from := range froms {
+		if i > 0 && from == froms[i-1] {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = r.diffCached(ctx, from, state)
+		}()
+	}
+	wg.Wait()
+	for i, from := range froms {
+		if i > 0 && from == froms[i-1] {
+			out[i], errs[i] = out[i-1], errs[i-1]
+		}
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+	}
+	return out, nil
+}
+
+// diffCached is the unified diff from commit from to the index.
+func (r *Repo) diffCached(ctx context.Context, from string, state []string) (string, error) {
 	args := append([]string{"diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", "--find-renames",
 		"--diff-algorithm=myers", "--indent-heuristic", "--src-prefix=a/", "--dst-prefix=b/", "--no-relative",
 		"-U3", "--inter-hunk-context=0", "--ignore-submodules=dirty", "-O/dev/null",

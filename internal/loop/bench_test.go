@@ -365,6 +365,11 @@ func (t *timedRepo) Diff(ctx context.Context, from string) (string, error) {
 	return t.Repo.Diff(ctx, from)
 }
 
+func (t *timedRepo) Stage(ctx context.Context, froms ...string) ([]string, error) {
+	defer t.since(&t.diff, time.Now())
+	return t.Repo.Stage(ctx, froms...)
+}
+
 func (t *timedRepo) Commit(ctx context.Context, req loop.CommitRequest) (loop.CommitResult, error) {
 	defer t.since(&t.commit, time.Now())
 	return t.Repo.Commit(ctx, req)

@@ -421,26 +421,6 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 		return stopReason{status: state.Failed, reason: fmt.Sprintf("the provider kept rate-limiting after %d retries: %s", retries, ar.Detail)}
 	}
 	e.logf("iteration %d: agent finished in %s%s", n, ar.Duration.Round(time.Second), agentNote(ar))
-	// The diffs, the judge and the commit are quick and local: a signal
-	// arriving meanwhile must not fail the iteration; the check and the push
-	// stay cancellable, and the loop pauses before the next iteration.
-	local := context.WithoutCancel(ctx)
-
-	prevSHA := e.st.Harness.BaseSHA
-	if len(e.records) > 0 && e.records[len(e.records)-1].Commit != "" {
-		prevSHA = e.records[len(e.records)-1].Commit
-	}
-	baseDiff, err := e.Repo.Diff(local, e.st.Harness.BaseSHA)
-	if err != nil {
-		return e.fail(err)
-	}
-	stepDiff := baseDiff
-	if prevSHA != e.st.Harness.BaseSHA {
-		if stepDiff, err = e.Repo.Diff(local, prevSHA); err != nil {
-			return e.fail(err)
-		}
-	}
-
 	checkStart := e.now()
 	check, err := e.runCheck(ctx, n, deadline)
 	crashpoint.Hit("check-done")
@@ -451,6 +431,22 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 		return e.interrupted(n, stopReason{status: state.Paused, reason: fmt.Sprintf("interrupted by a signal during the check of iteration %d", n)})
 	}
 	checkDur := e.now().Sub(checkStart)
+
+	// The diffs, the judge and the commit are quick and local: a signal
+	// arriving meanwhile must not fail the iteration; the push stays
+	// cancellable, and the loop pauses before the next iteration. The work
+	// tree is staged once, after the check, so the judge sees everything
+	// the commit will hold (files the check wrote included).
+	local := context.WithoutCancel(ctx)
+	prevSHA := e.st.Harness.BaseSHA
+	if len(e.records) > 0 && e.records[len(e.records)-1].Commit != "" {
+		prevSHA = e.records[len(e.records)-1].Commit
+	}
+	diffs, err := e.Repo.Stage(local, e.st.Harness.BaseSHA, prevSHA)
+	if err != nil {
+		return e.fail(err)
+	}
+	baseDiff, stepDiff := diffs[0], diffs[1]
 
 	judgeStart := time.Now()
 	verdict, err := e.Judge.Assess(local, JudgeInput{
@@ -479,6 +475,7 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 				{Key: "Agent-Loop-Score", Value: strconv.FormatFloat(verdict.Score, 'f', 0, 64)},
 			},
 			Exclude: e.Opts.Exclude,
+			Staged:  true,
 		})
 		if err != nil {
 			return e.fail(fmt.Errorf("committing iteration %d: %w", n, err))

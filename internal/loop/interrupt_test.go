@@ -16,15 +16,16 @@ import (
 // during the agent: it must never fail it (a failed loop cannot be resumed).
 // Found by the cancellation torture (cmd/agent-loop/torture_test.go).
 
-// cancelOnDiff cancels the run context when the engine first diffs.
-type cancelOnDiff struct {
+// cancelOnStage cancels the run context when the engine stages the
+// iteration (after its check).
+type cancelOnStage struct {
 	*gitrepo.Repo
 	cancel context.CancelFunc
 }
 
-func (r *cancelOnDiff) Diff(ctx context.Context, from string) (string, error) {
+func (r *cancelOnStage) Stage(ctx context.Context, froms ...string) ([]string, error) {
 	r.cancel()
-	return r.Repo.Diff(ctx, from)
+	return r.Repo.Stage(ctx, froms...)
 }
 
 // cancelOnAssess cancels the run context while the judge works and, like
@@ -48,15 +49,14 @@ func TestSignalAfterTheAgentPauses(t *testing.T) {
 		name string
 		// wire returns the repo and judge that cancel the run.
 		wire func(r *gitrepo.Repo, cancel context.CancelFunc) (loop.Repo, loop.Judge)
-		// recorded is how many iterations the state holds: a signal during
-		// the diff interrupts the iteration (its check would be cut short);
-		// one during the judge comes after the check, so the finished
-		// iteration is committed and recorded.
+		// recorded is how many iterations the state holds: the diffs and
+		// the judge come after the check, so a signal during either lets
+		// the finished iteration be committed and recorded.
 		recorded int
 	}{
 		{"during the diff", func(r *gitrepo.Repo, cancel context.CancelFunc) (loop.Repo, loop.Judge) {
-			return &cancelOnDiff{Repo: r, cancel: cancel}, fakeJudge{}
-		}, 0},
+			return &cancelOnStage{Repo: r, cancel: cancel}, fakeJudge{}
+		}, 1},
 		{"during the judge", func(r *gitrepo.Repo, cancel context.CancelFunc) (loop.Repo, loop.Judge) {
 			return r, cancelOnAssess{cancel: cancel}
 		}, 1},

@@ -150,6 +150,12 @@ type Repo interface {
 	// Diff returns the unified diff (rename detection on, binary files
 	// summarised) from commit `from` to the work tree, untracked files included.
 	Diff(ctx context.Context, from string) (string, error)
+	// Stage records the work tree in the index (every change but .aiwg/)
+	// and returns the diff from each commit in froms to it, as Diff would.
+	// A Commit with Staged set right after it commits that index as it is:
+	// one walk of the work tree per iteration, and the commit holds exactly
+	// what the judge saw.
+	Stage(ctx context.Context, froms ...string) ([]string, error)
 	// ResetTo makes the work tree and index equal to commit sha's tree without
 	// moving the branch (used to discard a half-done iteration or to revert).
 	ResetTo(ctx context.Context, sha string) error
@@ -173,6 +179,9 @@ type CommitRequest struct {
 	Trailers []Trailer
 	// Exclude lists path prefixes kept out of the commit (and reported).
 	Exclude []string
+	// Staged says the index already holds the work tree (Repo.Stage was the
+	// last call): commit it without staging again.
+	Staged bool
 }
 
 // Trailer is one "Key: value" line at the end of a commit message.
