@@ -3,15 +3,16 @@ package criteria
 import (
 	"fmt"
 	"io/fs"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // maxAIWGEntries bounds the walk of .aiwg/.
 const maxAIWGEntries = 2000
 
-var strategyRe = regexp.MustCompile(`(?i)(test[-_]?strateg|test[-_]?plan|testing[-_]?strateg|quality[-_]?gates?|definition[-_]?of[-_]?done)`)
+var strategyRe = lazyre.New(`(?i)(test[-_]?strateg|test[-_]?plan|testing[-_]?strateg|quality[-_]?gates?|definition[-_]?of[-_]?done)`)
 
 // aiwgFiles finds the artifacts of layer 5 with a bounded walk of .aiwg/.
 func aiwgFiles(r *repo) (strategies, proposals []string) {

@@ -2,12 +2,13 @@ package criteria
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // ciJob is one CI job, normalised from GitHub Actions or GitLab CI, with one
@@ -98,7 +99,7 @@ func readCI(r *repo) []*ciJob {
 
 var gatingTriggers = map[string]bool{"push": true, "pull_request": true, "pull_request_target": true, "merge_group": true, "workflow_call": true}
 
-var deployNameRe = regexp.MustCompile(`(?i)(deploy|release|publish|pages|backport|stale|label|triage|greet|welcome|automerge|auto-merge|changelog|dependabot|codeql|scorecard|sbom|snyk|lock|sponsor|translation|crowdin|docker-image|upload|cla\b|issue|comment)`)
+var deployNameRe = lazyre.New(`(?i)(deploy|release|publish|pages|backport|stale|label|triage|greet|welcome|automerge|auto-merge|changelog|dependabot|codeql|scorecard|sbom|snyk|lock|sponsor|translation|crowdin|docker-image|upload|cla\b|issue|comment)`)
 
 // parseGitHubWorkflow reads one GitHub Actions workflow file into jobs.
 func parseGitHubWorkflow(r *repo, file string, data []byte) ([]*ciJob, error) {
@@ -335,8 +336,8 @@ func (j *ciJob) stepEnv(s ciStep) exprEnv {
 }
 
 var (
-	versionRe         = regexp.MustCompile(`^v?[0-9]+(\.[0-9x*]+)*$`)
-	embeddedVersionRe = regexp.MustCompile(`[0-9]+(\.[0-9]+)*`)
+	versionRe         = lazyre.New(`^v?[0-9]+(\.[0-9x*]+)*$`)
+	embeddedVersionRe = lazyre.New(`[0-9]+(\.[0-9]+)*`)
 )
 
 // pickMatrixCell chooses one concrete cell: Linux for the OS, the newest
@@ -626,7 +627,7 @@ func compareVersions(a, b string) int {
 
 var gitlabReserved = map[string]bool{"image": true, "services": true, "stages": true, "types": true, "before_script": true, "after_script": true, "variables": true, "cache": true, "include": true, "default": true, "workflow": true}
 
-var gitlabVarRe = regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?`)
+var gitlabVarRe = lazyre.New(`\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?`)
 
 func parseGitLabCI(file string, data []byte) ([]*ciJob, error) {
 	root, err := parseYAMLNode(data)

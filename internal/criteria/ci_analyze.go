@@ -3,8 +3,9 @@ package criteria
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // jobCmd is one command of a CI job, classified.
@@ -25,7 +26,7 @@ type jobCmd struct {
 	env map[string]string
 }
 
-var placeholderRe = regexp.MustCompile(`__AL_EXPR_([0-9]+)__`)
+var placeholderRe = lazyre.New(`__AL_EXPR_([0-9]+)__`)
 
 // restore puts the original ${{ }} expressions back into a text.
 func restore(text string, unresolved []string) string {
@@ -40,9 +41,9 @@ func restore(text string, unresolved []string) string {
 }
 
 var (
-	serviceActionRe = regexp.MustCompile(`(?i)(mongo|postgres|mysql|mariadb|redis|elasticsearch|opensearch|rabbitmq|kafka|compose|localstack|minio|docker-run)`)
-	toolchainAction = regexp.MustCompile(`(?i)(^actions/(setup-|checkout|cache|github-script|configure-pages)|/setup-|/install-|toolchain|rust-cache|sccache|ccache|/cache@|install-nix|nix-installer|cachix|msvc-dev-cmd|setup-msbuild|wait-for|get-cmake|lukka/|cmake-action|login-action|buildx|qemu|docker/metadata|checkout|gradle/actions/setup-gradle|gradle/wrapper-validation|gradle/actions/wrapper-validation|denoland/setup|oven-sh/setup|pnpm/action-setup|erlef/setup|ruby/setup|shivammathur/setup|astral-sh/setup-uv|mlugg/setup-zig|goto-bus-stop/setup-zig|haskell-actions/setup|jdx/mise-action|jdx/rtx-action|extractions/setup|arduino/setup|crazy-max/ghaction-setup|bufbuild/buf-setup|ilammy/)`)
-	ciOnlyAction    = regexp.MustCompile(`(?i)(upload|download|artifact|codecov|coveralls|coverage-report|report|annotat|comment|summary|problem-matcher|matcher|notify|slack|discord|labeler|stale|release|deploy|publish|pages|changesets|paths-filter|changed-files|dorny|github-script|cla|sonar|codeql|scorecard|dependency-review|cache|lychee|link-check|spell|typos|misspell|semantic-pull-request|pr-title|label)`)
+	serviceActionRe = lazyre.New(`(?i)(mongo|postgres|mysql|mariadb|redis|elasticsearch|opensearch|rabbitmq|kafka|compose|localstack|minio|docker-run)`)
+	toolchainAction = lazyre.New(`(?i)(^actions/(setup-|checkout|cache|github-script|configure-pages)|/setup-|/install-|toolchain|rust-cache|sccache|ccache|/cache@|install-nix|nix-installer|cachix|msvc-dev-cmd|setup-msbuild|wait-for|get-cmake|lukka/|cmake-action|login-action|buildx|qemu|docker/metadata|checkout|gradle/actions/setup-gradle|gradle/wrapper-validation|gradle/actions/wrapper-validation|denoland/setup|oven-sh/setup|pnpm/action-setup|erlef/setup|ruby/setup|shivammathur/setup|astral-sh/setup-uv|mlugg/setup-zig|goto-bus-stop/setup-zig|haskell-actions/setup|jdx/mise-action|jdx/rtx-action|extractions/setup|arduino/setup|crazy-max/ghaction-setup|bufbuild/buf-setup|ilammy/)`)
+	ciOnlyAction    = lazyre.New(`(?i)(upload|download|artifact|codecov|coveralls|coverage-report|report|annotat|comment|summary|problem-matcher|matcher|notify|slack|discord|labeler|stale|release|deploy|publish|pages|changesets|paths-filter|changed-files|dorny|github-script|cla|sonar|codeql|scorecard|dependency-review|cache|lychee|link-check|spell|typos|misspell|semantic-pull-request|pr-title|label)`)
 )
 
 // actionStep turns the steps of well-known actions into what they run.
@@ -223,7 +224,7 @@ func analyzeJob(j *ciJob, m *manifests) *jobAnalysis {
 	return a
 }
 
-var workspaceVarRe = regexp.MustCompile(`"?\$\{?GITHUB_WORKSPACE\}?"?`)
+var workspaceVarRe = lazyre.New(`"?\$\{?GITHUB_WORKSPACE\}?"?`)
 
 // replaceWorkspaceVar turns $GITHUB_WORKSPACE in a command into the path
 // from the command's directory to the repository root.
@@ -567,7 +568,7 @@ func localEquivalent(g jobCmd, ev *[]Finding, src string) string {
 	return g.text
 }
 
-var ciAssignRe = regexp.MustCompile(`^(PATH|HOME|TERM|CI|FORCE_COLOR|NO_COLOR|[A-Z_]*COLOR[A-Z_]*|GITHUB_[A-Z_]+|RUNNER_[A-Z_]+|[A-Z_]*TOKEN|[A-Z_]*SECRET[A-Z_]*|[A-Z_]*_KEY)=`)
+var ciAssignRe = lazyre.New(`^(PATH|HOME|TERM|CI|FORCE_COLOR|NO_COLOR|[A-Z_]*COLOR[A-Z_]*|GITHUB_[A-Z_]+|RUNNER_[A-Z_]+|[A-Z_]*TOKEN|[A-Z_]*SECRET[A-Z_]*|[A-Z_]*_KEY)=`)
 
 // dropCIAssignments removes leading variable assignments that only serve CI
 // (colours, PATH to CI-installed tools, tokens).

@@ -1,9 +1,10 @@
 package criteria
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // A small evaluator for GitHub Actions expressions, enough to resolve
@@ -81,8 +82,8 @@ func (e exprEnv) lookup(ref string) exprVal {
 }
 
 var (
-	exprRe            = regexp.MustCompile(`\$\{\{(.*?)\}\}`)
-	workspacePrefixRe = regexp.MustCompile(`\$\{\{\s*(github|runner)\.workspace\s*\}\}/`)
+	exprRe            = lazyre.New(`\$\{\{(.*?)\}\}`)
+	workspacePrefixRe = lazyre.New(`\$\{\{\s*(github|runner)\.workspace\s*\}\}/`)
 )
 
 // substitute replaces every ${{ }} in s; unresolved reports the expressions
@@ -142,7 +143,7 @@ type exprParser struct {
 	env  exprEnv
 }
 
-var exprTokRe = regexp.MustCompile(`\s*('(?:[^']|'')*'|&&|\|\||==|!=|<=|>=|[()!,<>]|[A-Za-z_][A-Za-z0-9_.\-*]*(?:\[[^\]]*\])*|-?[0-9][0-9.]*)`)
+var exprTokRe = lazyre.New(`\s*('(?:[^']|'')*'|&&|\|\||==|!=|<=|>=|[()!,<>]|[A-Za-z_][A-Za-z0-9_.\-*]*(?:\[[^\]]*\])*|-?[0-9][0-9.]*)`)
 
 func tokenizeExpr(s string) []string {
 	var out []string

@@ -2,8 +2,9 @@ package criteria
 
 import (
 	"path"
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // scriptLookup gives the body of a named script of a task runner, so that
@@ -75,7 +76,7 @@ func stripWrappers(args []string) []string {
 			}
 			break
 		}
-		if name == "timeout" && len(args) > 0 && regexp.MustCompile(`^[0-9.]+[smhd]?$`).MatchString(args[0]) {
+		if name == "timeout" && len(args) > 0 && timeoutDurationRe.MatchString(args[0]) {
 			args = args[1:]
 		}
 		if name == "retry" && len(args) > 0 && args[0] == "--" {
@@ -85,7 +86,7 @@ func stripWrappers(args []string) []string {
 	return args
 }
 
-var assignmentRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+var assignmentRe = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
 func isAssignment(s string) bool { return assignmentRe.MatchString(s) }
 
@@ -1752,7 +1753,7 @@ func toxEnvs(rest []string) []string {
 	return envs
 }
 
-var pyEnvRe = regexp.MustCompile(`^(py|pypy)[0-9.]*$`)
+var pyEnvRe = lazyre.New(`^(py|pypy)[0-9.]*$`)
 
 // toxEnvKind classifies a tox environment or nox session by name: py312 and
 // py312-django42 are tests, lint is lint.
@@ -2118,3 +2119,6 @@ func (c classifier) classifyRunner(tool string, rest []string, dir string, depth
 	}
 	return cmdInfo{kind: k &^ kWatch, sig: tool + " " + name, runner: runner, script: name, note: note}
 }
+
+// timeoutDurationRe is the duration argument of timeout(1).
+var timeoutDurationRe = lazyre.New(`^[0-9.]+[smhd]?$`)

@@ -2,8 +2,9 @@ package criteria
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // mdCommand is a command found in a Markdown file.
@@ -15,12 +16,12 @@ type mdCommand struct {
 }
 
 var (
-	headingRe    = regexp.MustCompile(`^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$`)
-	fenceOpenRe  = regexp.MustCompile("^\\s{0,3}(```+|~~~+)\\s*([A-Za-z0-9_+-]*)")
-	inlineCodeRe = regexp.MustCompile("`([^`\n]+)`")
-	promptRe     = regexp.MustCompile(`^\s*(?:\$|>|%|❯|#\s)\s*`)
-	devSectionRe = regexp.MustCompile(`(?i)\b(develop\w*|test\w*|contribut\w*|build\w*|hack\w*|local\w*|running|check\w*|lint\w*|ci|quality|setup|workflow|commands?|verif\w*)\b`)
-	userSetupRe  = regexp.MustCompile(`(?i)\b(install(ation|ing)?|usage|quick\s*start|getting\s+started|deploy\w*)\b`)
+	headingRe    = lazyre.New(`^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$`)
+	fenceOpenRe  = lazyre.New("^\\s{0,3}(```+|~~~+)\\s*([A-Za-z0-9_+-]*)")
+	inlineCodeRe = lazyre.New("`([^`\n]+)`")
+	promptRe     = lazyre.New(`^\s*(?:\$|>|%|❯|#\s)\s*`)
+	devSectionRe = lazyre.New(`(?i)\b(develop\w*|test\w*|contribut\w*|build\w*|hack\w*|local\w*|running|check\w*|lint\w*|ci|quality|setup|workflow|commands?|verif\w*)\b`)
+	userSetupRe  = lazyre.New(`(?i)\b(install(ation|ing)?|usage|quick\s*start|getting\s+started|deploy\w*)\b`)
 )
 
 // shellFence reports whether a fenced block's info string holds commands.

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
 	"gopkg.in/yaml.v3"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // manifests is layer 3: manifests and task runners, read per directory on
@@ -306,9 +307,9 @@ type taskFile struct {
 }
 
 var (
-	makeVarRe    = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)\s*(?:\?|:|::|\+)?=\s*(.*)$`)
-	makeTargetRe = regexp.MustCompile(`^([A-Za-z0-9_.%/${}()-]+(?:\s+[A-Za-z0-9_.%/${}()-]+)*)\s*::?(?:[^=]|$)`)
-	makeRefRe    = regexp.MustCompile(`\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]`)
+	makeVarRe    = lazyre.New(`^([A-Za-z_][A-Za-z0-9_]*)\s*(?:\?|:|::|\+)?=\s*(.*)$`)
+	makeTargetRe = lazyre.New(`^([A-Za-z0-9_.%/${}()-]+(?:\s+[A-Za-z0-9_.%/${}()-]+)*)\s*::?(?:[^=]|$)`)
+	makeRefRe    = lazyre.New(`\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]`)
 )
 
 // parseMakefile reads targets and recipes, substituting simple variables.
@@ -412,7 +413,7 @@ func expandMakeVars(s string, vars map[string]string) string {
 	return s
 }
 
-var justRecipeRe = regexp.MustCompile(`^(@?)([A-Za-z_][A-Za-z0-9_-]*)((?:\s+[^:=]*?)?)\s*:(?:[^=]|$)(.*)$`)
+var justRecipeRe = lazyre.New(`^(@?)([A-Za-z_][A-Za-z0-9_-]*)((?:\s+[^:=]*?)?)\s*:(?:[^=]|$)(.*)$`)
 
 // parseJustfile reads recipes: a header line, then indented commands.
 func parseJustfile(file string, data []byte) *taskFile {
@@ -506,12 +507,12 @@ func parseTaskfile(file string, data []byte) (*taskFile, error) {
 }
 
 var (
-	rakeTaskRe     = regexp.MustCompile(`(?m)^\s*task\s*\(?\s*[:"']?([A-Za-z_][A-Za-z0-9_:]*)["']?\s*(?:=>|,|\)|\s+do|$|:)\s*(.*)$`)
-	rakeDefaultRe  = regexp.MustCompile(`(?m)^\s*task\s*\(?\s*(?:default:|:default\s*=>|"default"\s*=>|'default'\s*=>)\s*(.*)$`)
-	rakeTestTask   = regexp.MustCompile(`(?m)(RSpec::Core::RakeTask|Rake::TestTask|Minitest::TestTask|Cucumber::Rake::Task)\.(?:new|create)(?:\(\s*:?["']?([A-Za-z_:]*)["']?\s*\))?`)
-	rakeLintTask   = regexp.MustCompile(`(?m)(RuboCop::RakeTask|StandardRB)\.new(?:\(\s*:?["']?([A-Za-z_:]*)["']?\s*\))?`)
-	rubySymbolRe   = regexp.MustCompile(`[:"']([A-Za-z_][A-Za-z0-9_:]*)`)
-	rubyWordListRe = regexp.MustCompile(`%[iwIW][\[(]([^\])]*)[\])]`)
+	rakeTaskRe     = lazyre.New(`(?m)^\s*task\s*\(?\s*[:"']?([A-Za-z_][A-Za-z0-9_:]*)["']?\s*(?:=>|,|\)|\s+do|$|:)\s*(.*)$`)
+	rakeDefaultRe  = lazyre.New(`(?m)^\s*task\s*\(?\s*(?:default:|:default\s*=>|"default"\s*=>|'default'\s*=>)\s*(.*)$`)
+	rakeTestTask   = lazyre.New(`(?m)(RSpec::Core::RakeTask|Rake::TestTask|Minitest::TestTask|Cucumber::Rake::Task)\.(?:new|create)(?:\(\s*:?["']?([A-Za-z_:]*)["']?\s*\))?`)
+	rakeLintTask   = lazyre.New(`(?m)(RuboCop::RakeTask|StandardRB)\.new(?:\(\s*:?["']?([A-Za-z_:]*)["']?\s*\))?`)
+	rubySymbolRe   = lazyre.New(`[:"']([A-Za-z_][A-Za-z0-9_:]*)`)
+	rubyWordListRe = lazyre.New(`%[iwIW][\[(]([^\])]*)[\])]`)
 )
 
 // parseRakefile finds the tasks that matter: test tasks defined by the

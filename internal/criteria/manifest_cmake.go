@@ -1,8 +1,8 @@
 package criteria
 
-import "regexp"
+import "github.com/aiwg/agent-loop/internal/lazyre"
 
-var ctestRe = regexp.MustCompile(`(?i)\b(enable_testing\s*\(|include\s*\(\s*CTest|add_test\s*\(|gtest_discover_tests|catch_discover_tests|doctest_discover_tests)`)
+var ctestRe = lazyre.New(`(?i)\b(enable_testing\s*\(|include\s*\(\s*CTest|add_test\s*\(|gtest_discover_tests|catch_discover_tests|doctest_discover_tests)`)
 
 func (m *manifests) readCMake(d *dirManifests) {
 	if data, ok := m.r.read(join(d.dir, "CMakeLists.txt")); ok {
@@ -26,7 +26,7 @@ func (m *manifests) readCMake(d *dirManifests) {
 		d.eco("meson")
 		src := join(d.dir, "meson.build")
 		d.add(candidate{command: "meson compile -C build", kind: kBuild, sig: "meson compile", source: src, setup: "meson setup build", rank: 3})
-		if regexp.MustCompile(`\btest\s*\(`).Match(data) {
+		if mesonTestRe.Match(data) {
 			d.add(candidate{command: "meson test -C build", kind: kTest, sig: "meson test", source: src, setup: "meson setup build", rank: 3,
 				evidence: []Finding{finding(LayerManifest, src, "Meson project with tests: `meson setup build` once, then `meson test -C build` (it rebuilds first)")}})
 		}
@@ -42,3 +42,6 @@ func (m *manifests) readCMake(d *dirManifests) {
 			evidence: []Finding{finding(LayerManifest, join(d.dir, "configure.ac"), "Autotools project: `make check` builds and runs the tests")}})
 	}
 }
+
+// mesonTestRe finds a test() call in a meson.build.
+var mesonTestRe = lazyre.New(`\btest\s*\(`)

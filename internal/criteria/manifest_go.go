@@ -2,14 +2,15 @@ package criteria
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 var (
-	goModuleRe = regexp.MustCompile(`(?m)^module\s+(\S+)`)
-	goVersion  = regexp.MustCompile(`(?m)^go\s+(\S+)`)
-	goUseRe    = regexp.MustCompile(`(?m)^\s*use\s+(?:\(([^)]*)\)|(\S+))`)
+	goModuleRe = lazyre.New(`(?m)^module\s+(\S+)`)
+	goVersion  = lazyre.New(`(?m)^go\s+(\S+)`)
+	goUseRe    = lazyre.New(`(?m)^\s*use\s+(?:\(([^)]*)\)|(\S+))`)
 )
 
 // maxTestSearch bounds the directories looked at to tell whether a Go module

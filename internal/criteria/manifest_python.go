@@ -2,9 +2,10 @@ package criteria
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // pyProject is what pyproject.toml, setup.cfg, tox.ini and noxfile.py say.
@@ -17,7 +18,7 @@ type pyProject struct {
 	deps     map[string]bool // declared dependencies of every group, lower-cased
 }
 
-var pyReqNameRe = regexp.MustCompile(`^\s*([A-Za-z0-9][A-Za-z0-9._-]*)`)
+var pyReqNameRe = lazyre.New(`^\s*([A-Za-z0-9][A-Za-z0-9._-]*)`)
 
 func addReqNames(deps map[string]bool, list []any) {
 	for _, v := range list {
@@ -262,8 +263,8 @@ func (m *manifests) readPDMScripts(d *dirManifests, py *pyProject) {
 }
 
 var (
-	iniSectionRe = regexp.MustCompile(`^\s*\[([^\]]+)\]\s*$`)
-	braceRe      = regexp.MustCompile(`\{([^{}]*)\}`)
+	iniSectionRe = lazyre.New(`^\s*\[([^\]]+)\]\s*$`)
+	braceRe      = lazyre.New(`\{([^{}]*)\}`)
 )
 
 // parseINI reads an INI file into sections of keys; continuation lines are
@@ -446,8 +447,8 @@ func limitList(xs []string, n int) []string {
 	return append(append([]string(nil), xs[:n]...), fmt.Sprintf("... (%d in all)", len(xs)))
 }
 
-var noxSessionRe = regexp.MustCompile(`(?m)^@(?:nox\.)?session\s*(\(([^)]*)\))?\s*\n(?:@.*\n)*\s*def\s+([A-Za-z_][A-Za-z0-9_]*)`)
-var noxNameRe = regexp.MustCompile(`name\s*=\s*["']([^"']+)["']`)
+var noxSessionRe = lazyre.New(`(?m)^@(?:nox\.)?session\s*(\(([^)]*)\))?\s*\n(?:@.*\n)*\s*def\s+([A-Za-z_][A-Za-z0-9_]*)`)
+var noxNameRe = lazyre.New(`name\s*=\s*["']([^"']+)["']`)
 
 // noxSessions lists the sessions a noxfile defines, read as text.
 func noxSessions(src string) []string {

@@ -2,10 +2,11 @@ package criteria
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // evidence is everything the layers found, handed to synthesis.
@@ -24,15 +25,15 @@ type evidence struct {
 }
 
 var (
-	badJobRe  = regexp.MustCompile(`(?i)(e2e|end-to-end|integration|bench|windows|macos|mac-os|osx|nightly|msrv|minimal|miri|sanitiz|asan|tsan|valgrind|docs?\b|fuzz|cross|wasm|android|ios|arm|32-?bit|i686|musl|freebsd|semver|min-versions|beta|canary|experimental|smoke|perf|browser|playwright|cypress|selenium|deploy|release|upgrade|compat|legacy|old|latest-deps|lowest|min\b|minimum|slow|stress|mutation)`)
-	goodJobRe = map[kind]*regexp.Regexp{
-		kTest:     regexp.MustCompile(`(?i)(test|spec|unit|check|ci|build)`),
-		kLint:     regexp.MustCompile(`(?i)(lint|style|format|fmt|clippy|check|static)`),
-		kType:     regexp.MustCompile(`(?i)(type|tsc|mypy|check)`),
-		kBuild:    regexp.MustCompile(`(?i)(build|compile)`),
-		kCoverage: regexp.MustCompile(`(?i)(cov)`),
+	badJobRe  = lazyre.New(`(?i)(e2e|end-to-end|integration|bench|windows|macos|mac-os|osx|nightly|msrv|minimal|miri|sanitiz|asan|tsan|valgrind|docs?\b|fuzz|cross|wasm|android|ios|arm|32-?bit|i686|musl|freebsd|semver|min-versions|beta|canary|experimental|smoke|perf|browser|playwright|cypress|selenium|deploy|release|upgrade|compat|legacy|old|latest-deps|lowest|min\b|minimum|slow|stress|mutation)`)
+	goodJobRe = map[kind]*lazyre.Regexp{
+		kTest:     lazyre.New(`(?i)(test|spec|unit|check|ci|build)`),
+		kLint:     lazyre.New(`(?i)(lint|style|format|fmt|clippy|check|static)`),
+		kType:     lazyre.New(`(?i)(type|tsc|mypy|check)`),
+		kBuild:    lazyre.New(`(?i)(build|compile)`),
+		kCoverage: lazyre.New(`(?i)(cov)`),
 	}
-	ciFileRe = regexp.MustCompile(`(?i)(^|/)(ci|test|tests|check|checks|build|main|pr|push|pull[-_]request|go|rust|node|python|java|ruby|php|elixir|dotnet|cmake|cpp|unit)[^/]*\.ya?ml$`)
+	ciFileRe = lazyre.New(`(?i)(^|/)(ci|test|tests|check|checks|build|main|pr|push|pull[-_]request|go|rust|node|python|java|ruby|php|elixir|dotnet|cmake|cpp|unit)[^/]*\.ya?ml$`)
 )
 
 // matchesWant reports whether a candidate checks what the class needs.
@@ -412,7 +413,7 @@ func runnerFile(runner string, d *dirManifests) string {
 	return join(d.dir, "pyproject.toml")
 }
 
-var spaceRe = regexp.MustCompile(`\s+`)
+var spaceRe = lazyre.New(`\s+`)
 
 func normalizeCmd(s string) string {
 	s = strings.TrimSpace(spaceRe.ReplaceAllString(s, " "))
@@ -510,7 +511,7 @@ func applyThreshold(cmd string, c candidate, in taskIntent) (string, Finding) {
 		return cmd, finding(LayerTaskVerb, "task", "pytest-cov's --cov-fail-under="+n+" makes the command fail below "+n+"%")
 	case c.sig == "go test" && !strings.Contains(cmd, "&&"):
 		args := strings.TrimPrefix(cmd, "go test")
-		args = regexp.MustCompile(`\s-cover(profile=\S+|mode=\S+|pkg=\S+)?`).ReplaceAllString(args, "")
+		args = goCoverFlagRe.ReplaceAllString(args, "")
 		cmd = "go test -coverprofile=coverage.out" + args + " && go tool cover -func=coverage.out | awk '/^total:/ { sub(\"%\", \"\", $3); exit ($3 + 0 < " + n + ") }'"
 		return cmd, finding(LayerTaskVerb, "task", "the go tool cover total is compared with "+n+"%: the command fails below it")
 	}
@@ -700,3 +701,6 @@ func fallback(p Proposal, ev *evidence) Proposal {
 	p.Rationale = append(p.Rationale, ev.r.problems...)
 	return p
 }
+
+// goCoverFlagRe is a coverage flag of go test, replaced by the harness's own.
+var goCoverFlagRe = lazyre.New(`\s-cover(profile=\S+|mode=\S+|pkg=\S+)?`)

@@ -1,9 +1,10 @@
 package criteria
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // taskIntent is what layer 1 reads from the task (and the trigger's hint).
@@ -21,20 +22,20 @@ type taskIntent struct {
 }
 
 var (
-	coverageRe  = regexp.MustCompile(`(?i)\b(coverage|covered|cov)\b|\b(add|write|more|missing|increase|improve)\s+(unit\s+|integration\s+)?tests?\b|\btests?\s+for\s+(the\s+)?untested\b`)
-	lintRe      = regexp.MustCompile(`(?i)\b(lint\w*|linters?|eslint|clippy|rubocop|ruff|flake8|pylint|golangci(-lint)?|staticcheck|credo|phpcs|stylelint|biome|ktlint|detekt|checkstyle|prettier|formatting|format(ter)?\s+(errors?|issues?|violations?|check)|style\s+(errors?|issues?|violations?|warnings?)|compiler\s+warnings|warnings)\b`)
-	typeRe      = regexp.MustCompile(`(?i)\b(type[- ]?errors?|type[- ]?check(s|ing|er)?|typecheck\w*|typing\s+errors?|typescript\s+(errors?|issues?|types?)|types|tsc|mypy|pyright|type\s+safety|type\s+hints?|type\s+annotations?|dialyzer|phpstan|psalm|sorbet)\b`)
-	buildRe     = regexp.MustCompile(`(?i)(\b(fix|repair|unbreak|restore)\s+(the\s+|our\s+)?(build|compilation|compile)\b|\b(build|compilation|compile)\s+(errors?|failures?|fails?|failing|broken|breaks?|issues?)\b|\bcompiler\s+errors?\b|\b(doesn'?t|does\s+not|won'?t|can'?t|cannot|no\s+longer)\s+(build|compile)\b|\bmake\s+it\s+(build|compile)\b|\bbuild\s+(passes|succeeds|is\s+green|works)\b|\bcompiles?\b|\blink(er)?\s+errors?\b)`)
-	regressRe   = regexp.MustCompile(`(?i)\b(refactor\w*|migrat\w*|upgrad\w*|bump\w*|renam\w*|restructur\w*|reorganiz\w*|reorganis\w*|extract\w*|port(ing)?\s+to|convert\w*|simplif\w*|modernis\w*|moderniz\w*|dedup\w*|deduplicat\w*|decoupl\w*|split\s+(up\s+)?the|move\s+\S+\s+(to|into)|replace\s+\S+\s+with|without\s+breaking|keep(ing)?\s+(the\s+)?(tests?|ci|build)\s+(green|passing)|update\s+(the\s+)?dependenc\w*|clean\s+up\s+the\s+code|inline)\b`)
-	testRe      = regexp.MustCompile(`(?i)\b(tests?|specs?|failing|fails?|flaky|flakes?|green|ci|red|regressions?|bugs?|crash\w*|panics?|errors?|exceptions?|broken|failures?|suite|passes|pass|unit\s+tests?|assertions?|fix\w*|issue|defect|leak\w*|race|deadlock|wrong|incorrect)\b`)
-	featureRe   = regexp.MustCompile(`(?i)\b(add\w*|implement\w*|creat\w*|support\w*|introduc\w*|write|build\s+(a|an|the|new)|new\s+\w+|enabl\w*|allow\w*|expos\w*|handl\w*|provide|generat\w*|make\s+\S+\s+(accept|return|print|log|show|emit|handle|support|work)|let\s+users?)\b`)
-	vagueRe     = regexp.MustCompile(`(?i)\b(better|nicer|cleaner|improve\w*|polish\w*|enhanc\w*|optimi[sz]\w*|prettier\s+code|quality|awesome|perfect|good|great|tidy|tidier|beautif\w*|elegant|faster|slower|smaller|simpler|readable|modern|look\s+at|review|think\s+about|whatever|something|stuff|things|everything)\b`)
-	docsRe      = regexp.MustCompile(`(?i)^\s*(update|write|improve|fix|add|edit|proofread)\s+(the\s+)?(docs?|documentation|readme|comments?|docstrings?|changelog|typos?)\b`)
-	percentRe   = regexp.MustCompile(`(\d{1,3}(?:\.\d+)?)\s*%|(?i)(?:above|over|at\s+least|>=?|to)\s*(\d{1,3})\b`)
-	backtickRe  = regexp.MustCompile("`([^`]+)`")
-	untilCmdRe  = regexp.MustCompile(`(?i)^\s*(?:running\s+|the\s+command\s+)?(.+?)\s+(?:passes|succeeds|exits\s+0|is\s+green|returns\s+0)\s*$`)
-	hintTestRe  = regexp.MustCompile(`(?i)\b(tests?|specs?|green|suite|ci|pass(es|ing)?)\b`)
-	emptyTaskRe = regexp.MustCompile(`^[\s[:punct:]]*$`)
+	coverageRe  = lazyre.New(`(?i)\b(coverage|covered|cov)\b|\b(add|write|more|missing|increase|improve)\s+(unit\s+|integration\s+)?tests?\b|\btests?\s+for\s+(the\s+)?untested\b`)
+	lintRe      = lazyre.New(`(?i)\b(lint\w*|linters?|eslint|clippy|rubocop|ruff|flake8|pylint|golangci(-lint)?|staticcheck|credo|phpcs|stylelint|biome|ktlint|detekt|checkstyle|prettier|formatting|format(ter)?\s+(errors?|issues?|violations?|check)|style\s+(errors?|issues?|violations?|warnings?)|compiler\s+warnings|warnings)\b`)
+	typeRe      = lazyre.New(`(?i)\b(type[- ]?errors?|type[- ]?check(s|ing|er)?|typecheck\w*|typing\s+errors?|typescript\s+(errors?|issues?|types?)|types|tsc|mypy|pyright|type\s+safety|type\s+hints?|type\s+annotations?|dialyzer|phpstan|psalm|sorbet)\b`)
+	buildRe     = lazyre.New(`(?i)(\b(fix|repair|unbreak|restore)\s+(the\s+|our\s+)?(build|compilation|compile)\b|\b(build|compilation|compile)\s+(errors?|failures?|fails?|failing|broken|breaks?|issues?)\b|\bcompiler\s+errors?\b|\b(doesn'?t|does\s+not|won'?t|can'?t|cannot|no\s+longer)\s+(build|compile)\b|\bmake\s+it\s+(build|compile)\b|\bbuild\s+(passes|succeeds|is\s+green|works)\b|\bcompiles?\b|\blink(er)?\s+errors?\b)`)
+	regressRe   = lazyre.New(`(?i)\b(refactor\w*|migrat\w*|upgrad\w*|bump\w*|renam\w*|restructur\w*|reorganiz\w*|reorganis\w*|extract\w*|port(ing)?\s+to|convert\w*|simplif\w*|modernis\w*|moderniz\w*|dedup\w*|deduplicat\w*|decoupl\w*|split\s+(up\s+)?the|move\s+\S+\s+(to|into)|replace\s+\S+\s+with|without\s+breaking|keep(ing)?\s+(the\s+)?(tests?|ci|build)\s+(green|passing)|update\s+(the\s+)?dependenc\w*|clean\s+up\s+the\s+code|inline)\b`)
+	testRe      = lazyre.New(`(?i)\b(tests?|specs?|failing|fails?|flaky|flakes?|green|ci|red|regressions?|bugs?|crash\w*|panics?|errors?|exceptions?|broken|failures?|suite|passes|pass|unit\s+tests?|assertions?|fix\w*|issue|defect|leak\w*|race|deadlock|wrong|incorrect)\b`)
+	featureRe   = lazyre.New(`(?i)\b(add\w*|implement\w*|creat\w*|support\w*|introduc\w*|write|build\s+(a|an|the|new)|new\s+\w+|enabl\w*|allow\w*|expos\w*|handl\w*|provide|generat\w*|make\s+\S+\s+(accept|return|print|log|show|emit|handle|support|work)|let\s+users?)\b`)
+	vagueRe     = lazyre.New(`(?i)\b(better|nicer|cleaner|improve\w*|polish\w*|enhanc\w*|optimi[sz]\w*|prettier\s+code|quality|awesome|perfect|good|great|tidy|tidier|beautif\w*|elegant|faster|slower|smaller|simpler|readable|modern|look\s+at|review|think\s+about|whatever|something|stuff|things|everything)\b`)
+	docsRe      = lazyre.New(`(?i)^\s*(update|write|improve|fix|add|edit|proofread)\s+(the\s+)?(docs?|documentation|readme|comments?|docstrings?|changelog|typos?)\b`)
+	percentRe   = lazyre.New(`(\d{1,3}(?:\.\d+)?)\s*%|(?i)(?:above|over|at\s+least|>=?|to)\s*(\d{1,3})\b`)
+	backtickRe  = lazyre.New("`([^`]+)`")
+	untilCmdRe  = lazyre.New(`(?i)^\s*(?:running\s+|the\s+command\s+)?(.+?)\s+(?:passes|succeeds|exits\s+0|is\s+green|returns\s+0)\s*$`)
+	hintTestRe  = lazyre.New(`(?i)\b(tests?|specs?|green|suite|ci|pass(es|ing)?)\b`)
+	emptyTaskRe = lazyre.New(`^[\s[:punct:]]*$`)
 )
 
 // criterionWords says the criterion in words for a class.
@@ -200,20 +201,20 @@ func namedCommand(text string) string {
 // legacyFallback is seed 001's last-resort table (Node-centric), used only
 // when no layer found a command.
 type legacyRow struct {
-	pattern *regexp.Regexp
+	pattern *lazyre.Regexp
 	command string
 	class   string
 	says    string
 }
 
 var legacyTable = []legacyRow{
-	{regexp.MustCompile(`(?i)\bfix\s+(the\s+)?(failing\s+)?tests?\b`), "npm test", ClassTestPass, `"fix tests" -> "npm test passes"`},
-	{regexp.MustCompile(`(?i)\bfix\s+(the\s+)?lint(ing)?\b`), "npm run lint", ClassLintClean, `"fix lint" -> "npm run lint passes"`},
-	{regexp.MustCompile(`(?i)\bfix\s+(the\s+)?(types|typescript)\b`), "npx tsc --noEmit", ClassTypeClean, `"fix types" -> "npx tsc --noEmit passes"`},
-	{regexp.MustCompile(`(?i)\bfix\s+(the\s+)?build\b`), "npm run build", ClassBuildPass, `"fix build" -> "npm run build succeeds"`},
-	{regexp.MustCompile(`(?i)\badd\s+tests?\b`), "npm test -- --coverage", ClassCoverage, `"add tests" -> "test coverage increases"`},
-	{regexp.MustCompile(`(?i)\bmigrate\s+.*\besm\b`), "node .", ClassRegressionGate, `"migrate to ESM" -> "node runs without errors"`},
-	{regexp.MustCompile(`(?i)\brefactor\b`), "npm test", ClassRegressionGate, `"refactor X" -> "npm test passes" (preserve behavior)`},
+	{lazyre.New(`(?i)\bfix\s+(the\s+)?(failing\s+)?tests?\b`), "npm test", ClassTestPass, `"fix tests" -> "npm test passes"`},
+	{lazyre.New(`(?i)\bfix\s+(the\s+)?lint(ing)?\b`), "npm run lint", ClassLintClean, `"fix lint" -> "npm run lint passes"`},
+	{lazyre.New(`(?i)\bfix\s+(the\s+)?(types|typescript)\b`), "npx tsc --noEmit", ClassTypeClean, `"fix types" -> "npx tsc --noEmit passes"`},
+	{lazyre.New(`(?i)\bfix\s+(the\s+)?build\b`), "npm run build", ClassBuildPass, `"fix build" -> "npm run build succeeds"`},
+	{lazyre.New(`(?i)\badd\s+tests?\b`), "npm test -- --coverage", ClassCoverage, `"add tests" -> "test coverage increases"`},
+	{lazyre.New(`(?i)\bmigrate\s+.*\besm\b`), "node .", ClassRegressionGate, `"migrate to ESM" -> "node runs without errors"`},
+	{lazyre.New(`(?i)\brefactor\b`), "npm test", ClassRegressionGate, `"refactor X" -> "npm test passes" (preserve behavior)`},
 }
 
 // legacyFallback returns the seed table's command for the task, matched by
@@ -237,7 +238,7 @@ func legacyFallback(task, class string) (legacyRow, bool) {
 func taskWords(text string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, re := range []*regexp.Regexp{coverageRe, lintRe, typeRe, buildRe, regressRe, testRe, featureRe} {
+	for _, re := range []*lazyre.Regexp{coverageRe, lintRe, typeRe, buildRe, regressRe, testRe, featureRe} {
 		for _, m := range re.FindAllString(text, -1) {
 			m = strings.ToLower(strings.TrimSpace(m))
 			if !seen[m] {

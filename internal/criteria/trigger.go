@@ -1,8 +1,9 @@
 package criteria
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // Trigger is a loop request found in a comment: the task, the completion
@@ -20,30 +21,30 @@ type Trigger struct {
 
 type triggerPattern struct {
 	phrase string
-	re     *regexp.Regexp
+	re     *lazyre.Regexp
 	// build returns the trigger from the text after the phrase.
 	build func(rest string) (task, hint string)
 }
 
 var triggerPatterns = []triggerPattern{
-	{"ralph this:", regexp.MustCompile(`(?i)^ralph\s+this\s*:\s*`), taskOnly},
-	{"ralph it", regexp.MustCompile(`(?i)^ralph\s+it\s*[.!]?\s*$`), func(string) (string, string) { return "", "" }},
-	{"ralph:", regexp.MustCompile(`(?i)^ralph\s*:\s*`), taskOnly},
-	{"al:", regexp.MustCompile(`(?i)^al\s*:\s*`), taskOnly},
-	{"fix until green", regexp.MustCompile(`(?i)^fix\s+until\s+green\b[\s.!]*`), func(string) (string, string) { return "fix the failing tests", "tests pass" }},
-	{"run until passes", regexp.MustCompile(`(?i)^run\s+until\s+(it\s+)?pass(es)?\b[\s.!]*`), func(string) (string, string) { return "make the tests pass", "tests pass" }},
-	{"keep fixing until", regexp.MustCompile(`(?i)^keep\s+fixing\s+until\s+`), func(rest string) (string, string) {
+	{"ralph this:", lazyre.New(`(?i)^ralph\s+this\s*:\s*`), taskOnly},
+	{"ralph it", lazyre.New(`(?i)^ralph\s+it\s*[.!]?\s*$`), func(string) (string, string) { return "", "" }},
+	{"ralph:", lazyre.New(`(?i)^ralph\s*:\s*`), taskOnly},
+	{"al:", lazyre.New(`(?i)^al\s*:\s*`), taskOnly},
+	{"fix until green", lazyre.New(`(?i)^fix\s+until\s+green\b[\s.!]*`), func(string) (string, string) { return "fix the failing tests", "tests pass" }},
+	{"run until passes", lazyre.New(`(?i)^run\s+until\s+(it\s+)?pass(es)?\b[\s.!]*`), func(string) (string, string) { return "make the tests pass", "tests pass" }},
+	{"keep fixing until", lazyre.New(`(?i)^keep\s+fixing\s+until\s+`), func(rest string) (string, string) {
 		return "fix " + subjectOf(rest), rest
 	}},
-	{"keep trying until", regexp.MustCompile(`(?i)^keep\s+trying\s+until\s+`), conditionOnly},
-	{"loop until", regexp.MustCompile(`(?i)^loop\s+until\s+`), conditionOnly},
-	{"iterate until", regexp.MustCompile(`(?i)^iterate\s+until\s+`), conditionOnly},
+	{"keep trying until", lazyre.New(`(?i)^keep\s+trying\s+until\s+`), conditionOnly},
+	{"loop until", lazyre.New(`(?i)^loop\s+until\s+`), conditionOnly},
+	{"iterate until", lazyre.New(`(?i)^iterate\s+until\s+`), conditionOnly},
 }
 
 var (
-	agentLoopPrefix = regexp.MustCompile(`(?i)^/agent-loop(\s+|$)`)
-	fenceRe         = regexp.MustCompile("^\\s*(```|~~~)")
-	untilRe         = regexp.MustCompile(`(?i)\s+until\s+`)
+	agentLoopPrefix = lazyre.New(`(?i)^/agent-loop(\s+|$)`)
+	fenceRe         = lazyre.New("^\\s*(```|~~~)")
+	untilRe         = lazyre.New(`(?i)\s+until\s+`)
 )
 
 func taskOnly(rest string) (string, string) { return rest, "" }
@@ -68,7 +69,7 @@ func taskFromCondition(cond string) string {
 	case ClassTestPass:
 		return "fix the failing tests"
 	}
-	if regexp.MustCompile(`(?i)\b(no|zero|0)\s+errors?\b`).MatchString(cond) {
+	if noErrorsRe.MatchString(cond) {
 		return "fix the errors"
 	}
 	return "work until " + cond
@@ -89,7 +90,7 @@ func subjectOf(cond string) string {
 	case ClassCoverage:
 		return "the coverage gaps"
 	}
-	words := regexp.MustCompile(`(?i)\s+(is|are|passes|pass|works?|succeeds?)\b.*$`).ReplaceAllString(cond, "")
+	words := conditionVerbRe.ReplaceAllString(cond, "")
 	return strings.TrimSpace(words)
 }
 
@@ -193,3 +194,10 @@ func cleanTask(s string) string {
 	s = strings.TrimRight(s, " .!")
 	return strings.TrimSpace(s)
 }
+
+var (
+	// noErrorsRe is a condition that asks for no errors of any kind.
+	noErrorsRe = lazyre.New(`(?i)\b(no|zero|0)\s+errors?\b`)
+	// conditionVerbRe is the verb phrase that ends a condition's subject.
+	conditionVerbRe = lazyre.New(`(?i)\s+(is|are|passes|pass|works?|succeeds?)\b.*$`)
+)

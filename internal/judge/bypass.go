@@ -3,10 +3,10 @@ package judge
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/aiwg/agent-loop/internal/lazyre"
 	"github.com/aiwg/agent-loop/internal/loop"
 )
 
@@ -25,26 +25,26 @@ type criterion struct {
 
 // toolConfigRes are the configuration files of checkers a criterion may
 // run: relaxing them makes the criterion pass without fixing anything.
-var toolConfigRes = map[string]*regexp.Regexp{
-	"tsc":           regexp.MustCompile(`^tsconfig(?:\..+)?\.json$`),
-	"vue-tsc":       regexp.MustCompile(`^tsconfig(?:\..+)?\.json$`),
-	"eslint":        regexp.MustCompile(`^(?:\.eslintrc(?:\..+)?|eslint\.config\.[cm]?[jt]s)$`),
-	"mypy":          regexp.MustCompile(`^\.?mypy\.ini$`),
-	"ruff":          regexp.MustCompile(`^\.?ruff\.toml$`),
-	"flake8":        regexp.MustCompile(`^\.flake8$`),
-	"pylint":        regexp.MustCompile(`^\.?pylintrc$`),
-	"pyright":       regexp.MustCompile(`^pyrightconfig\.json$`),
-	"golangci-lint": regexp.MustCompile(`^\.golangci\.(?:ya?ml|toml|json)$`),
-	"staticcheck":   regexp.MustCompile(`^staticcheck\.conf$`),
-	"cargo clippy":  regexp.MustCompile(`^\.?clippy\.toml$`),
-	"rubocop":       regexp.MustCompile(`^\.rubocop(?:_todo)?\.yml$`),
-	"phpstan":       regexp.MustCompile(`^phpstan\.neon(?:\.dist)?$`),
-	"psalm":         regexp.MustCompile(`^psalm\.xml(?:\.dist)?$`),
-	"prettier":      regexp.MustCompile(`^\.prettierrc(?:\..+)?$`),
-	"biome":         regexp.MustCompile(`^biome\.jsonc?$`),
-	"stylelint":     regexp.MustCompile(`^\.stylelintrc(?:\..+)?$`),
-	"shellcheck":    regexp.MustCompile(`^\.shellcheckrc$`),
-	"hadolint":      regexp.MustCompile(`^\.hadolint\.ya?ml$`),
+var toolConfigRes = map[string]*lazyre.Regexp{
+	"tsc":           lazyre.New(`^tsconfig(?:\..+)?\.json$`),
+	"vue-tsc":       lazyre.New(`^tsconfig(?:\..+)?\.json$`),
+	"eslint":        lazyre.New(`^(?:\.eslintrc(?:\..+)?|eslint\.config\.[cm]?[jt]s)$`),
+	"mypy":          lazyre.New(`^\.?mypy\.ini$`),
+	"ruff":          lazyre.New(`^\.?ruff\.toml$`),
+	"flake8":        lazyre.New(`^\.flake8$`),
+	"pylint":        lazyre.New(`^\.?pylintrc$`),
+	"pyright":       lazyre.New(`^pyrightconfig\.json$`),
+	"golangci-lint": lazyre.New(`^\.golangci\.(?:ya?ml|toml|json)$`),
+	"staticcheck":   lazyre.New(`^staticcheck\.conf$`),
+	"cargo clippy":  lazyre.New(`^\.?clippy\.toml$`),
+	"rubocop":       lazyre.New(`^\.rubocop(?:_todo)?\.yml$`),
+	"phpstan":       lazyre.New(`^phpstan\.neon(?:\.dist)?$`),
+	"psalm":         lazyre.New(`^psalm\.xml(?:\.dist)?$`),
+	"prettier":      lazyre.New(`^\.prettierrc(?:\..+)?$`),
+	"biome":         lazyre.New(`^biome\.jsonc?$`),
+	"stylelint":     lazyre.New(`^\.stylelintrc(?:\..+)?$`),
+	"shellcheck":    lazyre.New(`^\.shellcheckrc$`),
+	"hadolint":      lazyre.New(`^\.hadolint\.ya?ml$`),
 }
 
 // toolSections are the pyproject.toml/setup.cfg sections of those checkers.
@@ -75,7 +75,7 @@ func isGranular(p string) bool {
 	return false
 }
 
-var envAssignRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+var envAssignRe = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
 // parseCriterion reads the completion command. It understands make, just,
 // task, npm/yarn/pnpm/bun scripts, the common test runners, scripts run by
@@ -311,7 +311,7 @@ func shellWords(s string) []string {
 
 // testConfigBases are test runner configuration files: a change to one of
 // them changes what the criterion runs or how it judges.
-var testConfigBaseRe = regexp.MustCompile(`^(?:jest\.config\.[cm]?[jt]s(?:on)?|jest\.config\.json|vitest\.config\.[cm]?[jt]s|vitest\.workspace\.[cm]?[jt]s|\.mocharc(?:\.[cm]?js|\.json|\.ya?ml|\.jsonc)?|karma\.conf\.[cm]?[jt]s|ava\.config\.[cm]?js|playwright\.config\.[cm]?[jt]s|cypress\.config\.[cm]?[jt]s|\.nycrc(?:\.json|\.ya?ml)?|pytest\.ini|tox\.ini|noxfile\.py|\.coveragerc|phpunit\.xml(?:\.dist)?|phpunit\.dist\.xml|\.rspec|\.simplecov|codecov\.ya?ml|\.codecov\.ya?ml|.*\.runsettings|test_helper\.exs|\.c8rc(?:\.json)?)$`)
+var testConfigBaseRe = lazyre.New(`^(?:jest\.config\.[cm]?[jt]s(?:on)?|jest\.config\.json|vitest\.config\.[cm]?[jt]s|vitest\.workspace\.[cm]?[jt]s|\.mocharc(?:\.[cm]?js|\.json|\.ya?ml|\.jsonc)?|karma\.conf\.[cm]?[jt]s|ava\.config\.[cm]?js|playwright\.config\.[cm]?[jt]s|cypress\.config\.[cm]?[jt]s|\.nycrc(?:\.json|\.ya?ml)?|pytest\.ini|tox\.ini|noxfile\.py|\.coveragerc|phpunit\.xml(?:\.dist)?|phpunit\.dist\.xml|\.rspec|\.simplecov|codecov\.ya?ml|\.codecov\.ya?ml|.*\.runsettings|test_helper\.exs|\.c8rc(?:\.json)?)$`)
 
 // isTestConfigFile reports files that are test configuration as a whole.
 func isTestConfigFile(p string) bool {
@@ -341,14 +341,14 @@ func (c criterion) isTestConfig(p string) bool {
 // ---- validation bypass ----
 
 var (
-	makeTargetRe   = regexp.MustCompile(`^([A-Za-z0-9_.%/\-][A-Za-z0-9_.%/\- ]*?)\s*::?(?:[^=]|$)`)
-	justRecipeRe   = regexp.MustCompile(`^@?([A-Za-z0-9_\-]+)(?:\s+[^:=]*)?:(?:[^=]|$)`)
-	makeVarRe      = regexp.MustCompile(`^\s*(?:export\s+|override\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?:[:?+!]?=)`)
-	tomlSectionRe  = regexp.MustCompile(`^\s*\[\[?([^\]]+)\]\]?\s*$`)
-	jsonKeyRe      = regexp.MustCompile(`^\s*"([^"]+)"\s*:`)
-	jsonObjectOpen = regexp.MustCompile(`^\s*"([^"]+)"\s*:\s*\{\s*$`)
-	pytestKeyRe    = regexp.MustCompile(`^\s*(?:addopts|testpaths|python_files|python_classes|python_functions|norecursedirs|markers|filterwarnings|minversion|xfail_strict|required_plugins|fail_under|omit|source|branch)\s*=`)
-	jestKeyRe      = regexp.MustCompile(`^\s*"?(?:testPathIgnorePatterns|testMatch|testRegex|roots|modulePathIgnorePatterns|coverageThreshold|collectCoverageFrom|coveragePathIgnorePatterns|testEnvironment|passWithNoTests|bail|testTimeout|setupFilesAfterEnv|projects|include|exclude|thresholds)"?\s*:`)
+	makeTargetRe   = lazyre.New(`^([A-Za-z0-9_.%/\-][A-Za-z0-9_.%/\- ]*?)\s*::?(?:[^=]|$)`)
+	justRecipeRe   = lazyre.New(`^@?([A-Za-z0-9_\-]+)(?:\s+[^:=]*)?:(?:[^=]|$)`)
+	makeVarRe      = lazyre.New(`^\s*(?:export\s+|override\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?:[:?+!]?=)`)
+	tomlSectionRe  = lazyre.New(`^\s*\[\[?([^\]]+)\]\]?\s*$`)
+	jsonKeyRe      = lazyre.New(`^\s*"([^"]+)"\s*:`)
+	jsonObjectOpen = lazyre.New(`^\s*"([^"]+)"\s*:\s*\{\s*$`)
+	pytestKeyRe    = lazyre.New(`^\s*(?:addopts|testpaths|python_files|python_classes|python_functions|norecursedirs|markers|filterwarnings|minversion|xfail_strict|required_plugins|fail_under|omit|source|branch)\s*=`)
+	jestKeyRe      = lazyre.New(`^\s*"?(?:testPathIgnorePatterns|testMatch|testRegex|roots|modulePathIgnorePatterns|coverageThreshold|collectCoverageFrom|coveragePathIgnorePatterns|testEnvironment|passWithNoTests|bail|testTimeout|setupFilesAfterEnv|projects|include|exclude|thresholds)"?\s*:`)
 )
 
 func detectBypass(views []*fileView, crit criterion) []loop.Regression {
@@ -675,9 +675,9 @@ func isIgnoredPathExceptTestdata(p string) bool {
 // ---- coverage thresholds ----
 
 var (
-	thresholdRe   = regexp.MustCompile(`(?i)(fail[_-]?under|cov-fail-under|min(?:imum)?[_-]?coverage(?:[_-]?\w+)?|coverage[_-]?threshold|check-coverage|<minimum>|\bminimum\b|\b(?:branches|functions|lines|statements)\b|\bthreshold\b|\btarget\b|\bcoveredratio\b)["']?\s*(?:[:=]|=>|\s)?\s*["']?(\d+(?:\.\d+)?)`)
-	viteTestKeyRe = regexp.MustCompile(`^\s*test\s*:`)
-	coverageHint  = regexp.MustCompile(`(?i)cov|threshold|fail_under|fail-under`)
+	thresholdRe   = lazyre.New(`(?i)(fail[_-]?under|cov-fail-under|min(?:imum)?[_-]?coverage(?:[_-]?\w+)?|coverage[_-]?threshold|check-coverage|<minimum>|\bminimum\b|\b(?:branches|functions|lines|statements)\b|\bthreshold\b|\btarget\b|\bcoveredratio\b)["']?\s*(?:[:=]|=>|\s)?\s*["']?(\d+(?:\.\d+)?)`)
+	viteTestKeyRe = lazyre.New(`^\s*test\s*:`)
+	coverageHint  = lazyre.New(`(?i)cov|threshold|fail_under|fail-under`)
 )
 
 type threshold struct {

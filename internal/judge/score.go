@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"math"
 	"path"
-	"regexp"
 	"strings"
 	"time"
 
+	"github.com/aiwg/agent-loop/internal/lazyre"
 	"github.com/aiwg/agent-loop/internal/loop"
 	"github.com/aiwg/agent-loop/internal/testreport"
 )
@@ -204,20 +204,20 @@ func brokenTests(base, cur testreport.Summary) (int, string) {
 }
 
 var (
-	debugPrintRes = map[language]*regexp.Regexp{
-		langGo:     regexp.MustCompile(`\bfmt\.Print(?:ln|f)?\(|^\s*println\(|\bspew\.Dump\(`),
-		langPython: regexp.MustCompile(`^\s*print\(|\bbreakpoint\(\)|\bpdb\.set_trace\(\)|\bpprint\(`),
-		langJS:     regexp.MustCompile(`\bconsole\.(?:log|debug|dir|trace)\(|^\s*debugger;?\s*$`),
-		langRust:   regexp.MustCompile(`\bdbg!\(|^\s*eprintln!\("DEBUG`),
-		langJava:   regexp.MustCompile(`\bSystem\.(?:out|err)\.print(?:ln)?\(|\.printStackTrace\(\)`),
-		langKotlin: regexp.MustCompile(`^\s*println\(`),
-		langCSharp: regexp.MustCompile(`\bConsole\.Write(?:Line)?\(|Debug\.WriteLine\(`),
-		langRuby:   regexp.MustCompile(`^\s*(?:puts|p|pp)\s|\bbinding\.pry\b|\bbyebug\b|\bdebugger\b`),
-		langPHP:    regexp.MustCompile(`\bvar_dump\(|\bprint_r\(|\bdd\(|\bdump\(`),
-		langElixir: regexp.MustCompile(`\bIO\.inspect\(|\bIEx\.pry\b|\bdbg\(`),
+	debugPrintRes = map[language]*lazyre.Regexp{
+		langGo:     lazyre.New(`\bfmt\.Print(?:ln|f)?\(|^\s*println\(|\bspew\.Dump\(`),
+		langPython: lazyre.New(`^\s*print\(|\bbreakpoint\(\)|\bpdb\.set_trace\(\)|\bpprint\(`),
+		langJS:     lazyre.New(`\bconsole\.(?:log|debug|dir|trace)\(|^\s*debugger;?\s*$`),
+		langRust:   lazyre.New(`\bdbg!\(|^\s*eprintln!\("DEBUG`),
+		langJava:   lazyre.New(`\bSystem\.(?:out|err)\.print(?:ln)?\(|\.printStackTrace\(\)`),
+		langKotlin: lazyre.New(`^\s*println\(`),
+		langCSharp: lazyre.New(`\bConsole\.Write(?:Line)?\(|Debug\.WriteLine\(`),
+		langRuby:   lazyre.New(`^\s*(?:puts|p|pp)\s|\bbinding\.pry\b|\bbyebug\b|\bdebugger\b`),
+		langPHP:    lazyre.New(`\bvar_dump\(|\bprint_r\(|\bdd\(|\bdump\(`),
+		langElixir: lazyre.New(`\bIO\.inspect\(|\bIEx\.pry\b|\bdbg\(`),
 	}
-	todoRe        = regexp.MustCompile(`\b(?:TODO|FIXME|XXX|HACK)\b`)
-	codeCommentRe = regexp.MustCompile(`(?:^\s*(?:if|for|while|return|func|def|fn|let|var|const|import|class)\b.*[({:;=]|[;{}]\s*$|^\s*\w+(?:\.\w+)*\s*(?::=|=)\s*\S|^\s*\w+(?:\.\w+)*\(.*\)\s*;?\s*$)`)
+	todoRe        = lazyre.New(`\b(?:TODO|FIXME|XXX|HACK)\b`)
+	codeCommentRe = lazyre.New(`(?:^\s*(?:if|for|while|return|func|def|fn|let|var|const|import|class)\b.*[({:;=]|[;{}]\s*$|^\s*\w+(?:\.\w+)*\s*(?::=|=)\s*\S|^\s*\w+(?:\.\w+)*\(.*\)\s*;?\s*$)`)
 )
 
 func readabilityPart(files []FileDiff) (float64, string) {

@@ -2,90 +2,90 @@ package judge
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
+	"github.com/aiwg/agent-loop/internal/lazyre"
 	"github.com/aiwg/agent-loop/internal/loop"
 )
 
 // Lint and type-checker suppressions: comments or attributes that silence
 // a tool. Found in non-test code; medium severity.
-var lintSuppressRes = map[language][]*regexp.Regexp{
-	langGo:     {regexp.MustCompile(`//\s*nolint\b|//\s*lint:ignore\b|//\s*#nosec\b`)},
-	langPython: {regexp.MustCompile(`#\s*type:\s*ignore\b|#\s*noqa\b|#\s*pylint:\s*disable\b|#\s*pyright:\s*ignore\b|#\s*mypy:\s*ignore`)},
-	langJS:     {regexp.MustCompile(`//\s*@ts-(?:ignore|nocheck|expect-error)\b|/\*\s*@ts-(?:ignore|nocheck)|eslint-disable|//\s*biome-ignore|//\s*prettier-ignore\b.*err`)},
-	langRust:   {regexp.MustCompile(`^\s*#!?\[allow\(`)},
-	langJava:   {regexp.MustCompile(`@SuppressWarnings\b|//\s*NOSONAR|@SuppressFBWarnings`)},
-	langKotlin: {regexp.MustCompile(`@Suppress(?:Warnings)?\s*\(|@file:Suppress\b`)},
-	langCSharp: {regexp.MustCompile(`#pragma\s+warning\s+disable\b|\[\s*(?:assembly:\s*)?SuppressMessage\b|//\s*ReSharper\s+disable\b`)},
-	langRuby:   {regexp.MustCompile(`#\s*rubocop:disable\b|#\s*steep:ignore|#\s*standard:disable`)},
-	langPHP:    {regexp.MustCompile(`@phpstan-ignore|@psalm-suppress|phpcs:ignore|phpcs:disable|@codingStandardsIgnore`)},
-	langElixir: {regexp.MustCompile(`#\s*credo:disable|@dialyzer\s+\{?:nowarn`)},
+var lintSuppressRes = map[language][]*lazyre.Regexp{
+	langGo:     {lazyre.New(`//\s*nolint\b|//\s*lint:ignore\b|//\s*#nosec\b`)},
+	langPython: {lazyre.New(`#\s*type:\s*ignore\b|#\s*noqa\b|#\s*pylint:\s*disable\b|#\s*pyright:\s*ignore\b|#\s*mypy:\s*ignore`)},
+	langJS:     {lazyre.New(`//\s*@ts-(?:ignore|nocheck|expect-error)\b|/\*\s*@ts-(?:ignore|nocheck)|eslint-disable|//\s*biome-ignore|//\s*prettier-ignore\b.*err`)},
+	langRust:   {lazyre.New(`^\s*#!?\[allow\(`)},
+	langJava:   {lazyre.New(`@SuppressWarnings\b|//\s*NOSONAR|@SuppressFBWarnings`)},
+	langKotlin: {lazyre.New(`@Suppress(?:Warnings)?\s*\(|@file:Suppress\b`)},
+	langCSharp: {lazyre.New(`#pragma\s+warning\s+disable\b|\[\s*(?:assembly:\s*)?SuppressMessage\b|//\s*ReSharper\s+disable\b`)},
+	langRuby:   {lazyre.New(`#\s*rubocop:disable\b|#\s*steep:ignore|#\s*standard:disable`)},
+	langPHP:    {lazyre.New(`@phpstan-ignore|@psalm-suppress|phpcs:ignore|phpcs:disable|@codingStandardsIgnore`)},
+	langElixir: {lazyre.New(`#\s*credo:disable|@dialyzer\s+\{?:nowarn`)},
 }
 
 // Errors swallowed on one line.
-var swallowRes = map[language][]*regexp.Regexp{
+var swallowRes = map[language][]*lazyre.Regexp{
 	langGo: {
-		regexp.MustCompile(`^\s*_\s*=\s*err\b\s*$`),
-		regexp.MustCompile(`\bif\s+(?:.*;\s*)?\w*[eE]rr\w*\s*!=\s*nil\s*\{\s*\}`),
-		regexp.MustCompile(`^\s*(?:defer\s+func\(\)\s*\{\s*)?recover\(\)\s*(?:\}\(\))?\s*$`),
+		lazyre.New(`^\s*_\s*=\s*err\b\s*$`),
+		lazyre.New(`\bif\s+(?:.*;\s*)?\w*[eE]rr\w*\s*!=\s*nil\s*\{\s*\}`),
+		lazyre.New(`^\s*(?:defer\s+func\(\)\s*\{\s*)?recover\(\)\s*(?:\}\(\))?\s*$`),
 	},
 	langPython: {
-		regexp.MustCompile(`^\s*except\s*(?:\(?\s*(?:Exception|BaseException)(?:\s*,\s*\w+)*\s*\)?)?\s*(?:as\s+\w+)?\s*:\s*(?:pass|\.\.\.)\s*(?:#.*)?$`),
-		regexp.MustCompile(`\bcontextlib\.suppress\s*\(\s*(?:Exception|BaseException)\b|^\s*with\s+suppress\s*\(\s*(?:Exception|BaseException)\b`),
+		lazyre.New(`^\s*except\s*(?:\(?\s*(?:Exception|BaseException)(?:\s*,\s*\w+)*\s*\)?)?\s*(?:as\s+\w+)?\s*:\s*(?:pass|\.\.\.)\s*(?:#.*)?$`),
+		lazyre.New(`\bcontextlib\.suppress\s*\(\s*(?:Exception|BaseException)\b|^\s*with\s+suppress\s*\(\s*(?:Exception|BaseException)\b`),
 	},
 	langJS: {
-		regexp.MustCompile(`\bcatch\s*(?:\(\s*[\w${}\s,:]*\))?\s*\{\s*\}`),
-		regexp.MustCompile(`\.catch\s*\(\s*(?:\(\s*\w*\s*\)|\w+)\s*=>\s*(?:\{\s*\}|null|undefined|void 0|\[\]|\{\s*\})\s*\)|\.catch\s*\(\s*(?:noop|\(\)\s*=>\s*\{\s*\}|function\s*\(\w*\)\s*\{\s*\})\s*\)`),
+		lazyre.New(`\bcatch\s*(?:\(\s*[\w${}\s,:]*\))?\s*\{\s*\}`),
+		lazyre.New(`\.catch\s*\(\s*(?:\(\s*\w*\s*\)|\w+)\s*=>\s*(?:\{\s*\}|null|undefined|void 0|\[\]|\{\s*\})\s*\)|\.catch\s*\(\s*(?:noop|\(\)\s*=>\s*\{\s*\}|function\s*\(\w*\)\s*\{\s*\})\s*\)`),
 	},
-	langJava:   {regexp.MustCompile(`\bcatch\s*\([^)]*\)\s*\{\s*\}`)},
-	langKotlin: {regexp.MustCompile(`\bcatch\s*\([^)]*\)\s*\{\s*\}|\brunCatching\s*\{.*\}\s*\.getOrNull\(\)|\.getOrDefault\(`)},
-	langCSharp: {regexp.MustCompile(`\bcatch\s*(?:\([^)]*\))?\s*\{\s*\}`)},
-	langPHP:    {regexp.MustCompile(`\bcatch\s*\([^)]*\)\s*\{\s*\}`), regexp.MustCompile(`(?:^|[=(\s,])@\$?\w+\s*\(`)},
+	langJava:   {lazyre.New(`\bcatch\s*\([^)]*\)\s*\{\s*\}`)},
+	langKotlin: {lazyre.New(`\bcatch\s*\([^)]*\)\s*\{\s*\}|\brunCatching\s*\{.*\}\s*\.getOrNull\(\)|\.getOrDefault\(`)},
+	langCSharp: {lazyre.New(`\bcatch\s*(?:\([^)]*\))?\s*\{\s*\}`)},
+	langPHP:    {lazyre.New(`\bcatch\s*\([^)]*\)\s*\{\s*\}`), lazyre.New(`(?:^|[=(\s,])@\$?\w+\s*\(`)},
 	langRuby: {
-		regexp.MustCompile(`\brescue\s+nil\b|\brescue\s*(?:=>\s*\w+\s*)?;\s*(?:nil\s*;?\s*)?end\b|\brescue\s+(?:StandardError|Exception)\s*(?:=>\s*\w+)?\s*;\s*(?:nil\s*;?\s*)?end\b`),
+		lazyre.New(`\brescue\s+nil\b|\brescue\s*(?:=>\s*\w+\s*)?;\s*(?:nil\s*;?\s*)?end\b|\brescue\s+(?:StandardError|Exception)\s*(?:=>\s*\w+)?\s*;\s*(?:nil\s*;?\s*)?end\b`),
 	},
 	langElixir: {
-		regexp.MustCompile(`\brescue\s+_\s*->\s*(?:nil|:ok|:error|\{:ok,.*\})\s*(?:end)?\s*$|\bcatch\s+_\s*(?:,\s*_)?\s*->\s*(?:nil|:ok)\b`),
+		lazyre.New(`\brescue\s+_\s*->\s*(?:nil|:ok|:error|\{:ok,.*\})\s*(?:end)?\s*$|\bcatch\s+_\s*(?:,\s*_)?\s*->\s*(?:nil|:ok)\b`),
 	},
 	langRust: {
-		regexp.MustCompile(`^\s*(?:let\s+_\s*=\s*)?.*\.ok\(\)\s*;\s*$`),
+		lazyre.New(`^\s*(?:let\s+_\s*=\s*)?.*\.ok\(\)\s*;\s*$`),
 	},
 }
 
 // Block openers whose body, when empty (or only comments/pass), swallows the
 // error.
-var emptyBlockOpeners = map[language]*regexp.Regexp{
-	langGo:     regexp.MustCompile(`\bif\s+(?:.*;\s*)?\w*[eE]rr\w*\s*!=\s*nil\s*\{\s*$`),
-	langJS:     regexp.MustCompile(`\bcatch\s*(?:\(\s*[\w${}\s,:]*\))?\s*\{?\s*$`),
-	langJava:   regexp.MustCompile(`\bcatch\s*\([^)]*\)\s*\{?\s*$`),
-	langKotlin: regexp.MustCompile(`\bcatch\s*\([^)]*\)\s*\{?\s*$`),
-	langCSharp: regexp.MustCompile(`\bcatch\s*(?:\([^)]*\))?\s*\{?\s*$`),
-	langPHP:    regexp.MustCompile(`\bcatch\s*\([^)]*\)\s*\{?\s*$`),
-	langPython: regexp.MustCompile(`^\s*except\b[^:]*:\s*(?:#.*)?$`),
-	langRuby:   regexp.MustCompile(`^\s*rescue\b.*$`),
-	langElixir: regexp.MustCompile(`^\s*rescue\s*$|^\s*catch\s*$`),
+var emptyBlockOpeners = map[language]*lazyre.Regexp{
+	langGo:     lazyre.New(`\bif\s+(?:.*;\s*)?\w*[eE]rr\w*\s*!=\s*nil\s*\{\s*$`),
+	langJS:     lazyre.New(`\bcatch\s*(?:\(\s*[\w${}\s,:]*\))?\s*\{?\s*$`),
+	langJava:   lazyre.New(`\bcatch\s*\([^)]*\)\s*\{?\s*$`),
+	langKotlin: lazyre.New(`\bcatch\s*\([^)]*\)\s*\{?\s*$`),
+	langCSharp: lazyre.New(`\bcatch\s*(?:\([^)]*\))?\s*\{?\s*$`),
+	langPHP:    lazyre.New(`\bcatch\s*\([^)]*\)\s*\{?\s*$`),
+	langPython: lazyre.New(`^\s*except\b[^:]*:\s*(?:#.*)?$`),
+	langRuby:   lazyre.New(`^\s*rescue\b.*$`),
+	langElixir: lazyre.New(`^\s*rescue\s*$|^\s*catch\s*$`),
 }
 
 var (
-	rustOkStatementRe    = regexp.MustCompile(`^\s*[\w.:()&*]+\.ok\(\)\s*;\s*$`)
-	rubyNarrowRescueRe   = regexp.MustCompile(`rescue\s+[A-Z]\w*(?:::\w+)*Error\b`)
-	elixirIgnoreClauseRe = regexp.MustCompile(`^_\s*(?:,\s*_\s*)?->\s*(?:nil|:ok)\s*$`)
-	pyNarrowExceptRe     = regexp.MustCompile(`^\s*except\s+\(?\s*([A-Za-z_][\w.]*)`)
-	goReturnErrRe        = regexp.MustCompile(`^\s*return\b.*\berr\b`)
-	goReturnNilRe        = regexp.MustCompile(`^\s*return\s+(?:nil|(?:[^,]+,\s*)*nil)\s*$`)
-	rustQuestionRe       = regexp.MustCompile(`\?\s*[;).]|\?\s*$`)
-	rustSwallowRe        = regexp.MustCompile(`\.unwrap_or_default\(\)|\.unwrap_or\(|\.unwrap_or_else\(\s*\|_\|`)
-	scriptSwallowRes     = []*regexp.Regexp{
-		regexp.MustCompile(`\|\|\s*(?:true|:)(?:\s|;|$|\))`),
-		regexp.MustCompile(`(?:;|&&|\|\|)\s*exit\s+0\b`),
-		regexp.MustCompile(`^\s*exit\s+0\s*$`),
-		regexp.MustCompile(`^\s*set\s+\+e\b|^\s*set\s+\+o\s+(?:errexit|pipefail)\b`),
-		regexp.MustCompile(`^\s*(?:-\s*)?continue-on-error\s*:\s*(?:true|\$\{\{\s*true\s*\}\})`),
-		regexp.MustCompile(`^\s*allow_failure\s*:\s*true\b`),
-		regexp.MustCompile(`^\t-\S`),
-		regexp.MustCompile(`^\s*ignore_errors\s*:\s*(?:true|yes)\b|^\s*ignore_outcome\s*=\s*true\b`),
-		regexp.MustCompile(`"[^"]*"\s*:\s*"[^"]*\|\|\s*(?:true|exit 0)`),
+	rustOkStatementRe    = lazyre.New(`^\s*[\w.:()&*]+\.ok\(\)\s*;\s*$`)
+	rubyNarrowRescueRe   = lazyre.New(`rescue\s+[A-Z]\w*(?:::\w+)*Error\b`)
+	elixirIgnoreClauseRe = lazyre.New(`^_\s*(?:,\s*_\s*)?->\s*(?:nil|:ok)\s*$`)
+	pyNarrowExceptRe     = lazyre.New(`^\s*except\s+\(?\s*([A-Za-z_][\w.]*)`)
+	goReturnErrRe        = lazyre.New(`^\s*return\b.*\berr\b`)
+	goReturnNilRe        = lazyre.New(`^\s*return\s+(?:nil|(?:[^,]+,\s*)*nil)\s*$`)
+	rustQuestionRe       = lazyre.New(`\?\s*[;).]|\?\s*$`)
+	rustSwallowRe        = lazyre.New(`\.unwrap_or_default\(\)|\.unwrap_or\(|\.unwrap_or_else\(\s*\|_\|`)
+	scriptSwallowRes     = []*lazyre.Regexp{
+		lazyre.New(`\|\|\s*(?:true|:)(?:\s|;|$|\))`),
+		lazyre.New(`(?:;|&&|\|\|)\s*exit\s+0\b`),
+		lazyre.New(`^\s*exit\s+0\s*$`),
+		lazyre.New(`^\s*set\s+\+e\b|^\s*set\s+\+o\s+(?:errexit|pipefail)\b`),
+		lazyre.New(`^\s*(?:-\s*)?continue-on-error\s*:\s*(?:true|\$\{\{\s*true\s*\}\})`),
+		lazyre.New(`^\s*allow_failure\s*:\s*true\b`),
+		lazyre.New(`^\t-\S`),
+		lazyre.New(`^\s*ignore_errors\s*:\s*(?:true|yes)\b|^\s*ignore_outcome\s*=\s*true\b`),
+		lazyre.New(`"[^"]*"\s*:\s*"[^"]*\|\|\s*(?:true|exit 0)`),
 	}
 )
 
@@ -173,8 +173,8 @@ func swallowedInHunk(v *fileView, h int, removed lineBag) []loop.Evidence {
 	hit := func(l vline) {
 		ev = append(ev, loop.Evidence{Path: v.path, Line: l.num, Text: evidenceText(l.text)})
 	}
-	memo := map[*regexp.Regexp]bool{}
-	removedText := func(re *regexp.Regexp) bool {
+	memo := map[*lazyre.Regexp]bool{}
+	removedText := func(re *lazyre.Regexp) bool {
 		if found, ok := memo[re]; ok {
 			return found
 		}

@@ -2,9 +2,9 @@ package judge
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
+	"github.com/aiwg/agent-loop/internal/lazyre"
 	"github.com/aiwg/agent-loop/internal/loop"
 )
 
@@ -16,24 +16,24 @@ type symbol struct {
 }
 
 var (
-	goFuncRe       = regexp.MustCompile(`^func\s+(?:\(\s*\w*\s*\*?\s*(\w+)(?:\[[^\]]*\])?\s*\)\s*)?([A-Z]\w*)\s*[\[(]`)
-	goTypeRe       = regexp.MustCompile(`^(?:type|var|const)\s+([A-Z]\w*)\b`)
-	goBlockOpenRe  = regexp.MustCompile(`^(?:type|var|const)\s*\(\s*$`)
-	goBlockItemRe  = regexp.MustCompile(`^\t([A-Z]\w*)\b`)
-	jsExportRe     = regexp.MustCompile(`^\s*export\s+(?:default\s+)?(?:declare\s+)?(?:async\s+)?(?:function\*?|class|const|let|var|interface|type|enum|abstract\s+class|namespace)\s+([A-Za-z_$][\w$]*)`)
-	jsExportListRe = regexp.MustCompile(`^\s*export\s*\{([^}]*)\}`)
-	jsCJSExportRe  = regexp.MustCompile(`^\s*(?:module\.)?exports\.([A-Za-z_$][\w$]*)\s*=`)
-	pyPublicRe     = regexp.MustCompile(`^(?:async\s+)?(?:def|class)\s+([A-Za-z][\w]*)\b`)
-	rustPubRe      = regexp.MustCompile(`^\s*pub\s+(?:async\s+)?(?:unsafe\s+)?(?:const\s+)?(?:extern\s+"[^"]*"\s+)?(?:fn|struct|enum|trait|type|const|static|mod|union)\s+(\w+)`)
-	javaPublicRe   = regexp.MustCompile(`^\s*public\s+(?:(?:static|final|abstract|synchronized|default|sealed|non-sealed|native|strictfp|override|virtual|async|partial|readonly|extern|unsafe|new)\s+)*(?:(?:class|interface|enum|record|struct|@interface)\s+(\w+)|(?:<[^>]+>\s+)?[\w<>\[\],.?]+(?:\s*<[^>]*>)?\s+(\w+)\s*\()`)
-	csPropertyRe   = regexp.MustCompile(`^\s*public\s+(?:(?:static|virtual|override|readonly|required)\s+)*[\w<>\[\],.?]+\s+(\w+)\s*\{\s*get`)
-	kotlinDeclRe   = regexp.MustCompile(`^\s*(?:(?:public|open|abstract|override|suspend|inline|data|sealed|enum|annotation|operator|infix|tailrec|external|const|lateinit|value)\s+)*(?:fun|class|object|interface|val|var|typealias)\s+(?:<[^>]+>\s*)?(?:[\w.]+\.)?(\w+)`)
-	kotlinHiddenRe = regexp.MustCompile(`^\s*(?:[\w@]+\s+)*(?:private|internal|protected)\s`)
-	rubyDefRe      = regexp.MustCompile(`^\s*def\s+(?:self\.)?([a-z_]\w*[?!=]?)`)
-	rubyPrivateRe  = regexp.MustCompile(`^\s*(?:private|protected)\s*$`)
-	rubyClassRe    = regexp.MustCompile(`^\s*(?:class|module)\s+`)
-	phpPublicRe    = regexp.MustCompile(`^\s*(?:(?:abstract|final|static)\s+)*public\s+(?:(?:static|abstract|final)\s+)*function\s+&?(\w+)|^function\s+(\w+)\s*\(|^\s*(?:(?:abstract|final|readonly)\s+)*(?:class|interface|trait|enum)\s+(\w+)`)
-	exDefRe        = regexp.MustCompile(`^\s*(?:def|defmacro|defguard|defdelegate)\s+([a-z_]\w*[?!]?)|^\s*defmodule\s+([\w.]+)`)
+	goFuncRe       = lazyre.New(`^func\s+(?:\(\s*\w*\s*\*?\s*(\w+)(?:\[[^\]]*\])?\s*\)\s*)?([A-Z]\w*)\s*[\[(]`)
+	goTypeRe       = lazyre.New(`^(?:type|var|const)\s+([A-Z]\w*)\b`)
+	goBlockOpenRe  = lazyre.New(`^(?:type|var|const)\s*\(\s*$`)
+	goBlockItemRe  = lazyre.New(`^\t([A-Z]\w*)\b`)
+	jsExportRe     = lazyre.New(`^\s*export\s+(?:default\s+)?(?:declare\s+)?(?:async\s+)?(?:function\*?|class|const|let|var|interface|type|enum|abstract\s+class|namespace)\s+([A-Za-z_$][\w$]*)`)
+	jsExportListRe = lazyre.New(`^\s*export\s*\{([^}]*)\}`)
+	jsCJSExportRe  = lazyre.New(`^\s*(?:module\.)?exports\.([A-Za-z_$][\w$]*)\s*=`)
+	pyPublicRe     = lazyre.New(`^(?:async\s+)?(?:def|class)\s+([A-Za-z][\w]*)\b`)
+	rustPubRe      = lazyre.New(`^\s*pub\s+(?:async\s+)?(?:unsafe\s+)?(?:const\s+)?(?:extern\s+"[^"]*"\s+)?(?:fn|struct|enum|trait|type|const|static|mod|union)\s+(\w+)`)
+	javaPublicRe   = lazyre.New(`^\s*public\s+(?:(?:static|final|abstract|synchronized|default|sealed|non-sealed|native|strictfp|override|virtual|async|partial|readonly|extern|unsafe|new)\s+)*(?:(?:class|interface|enum|record|struct|@interface)\s+(\w+)|(?:<[^>]+>\s+)?[\w<>\[\],.?]+(?:\s*<[^>]*>)?\s+(\w+)\s*\()`)
+	csPropertyRe   = lazyre.New(`^\s*public\s+(?:(?:static|virtual|override|readonly|required)\s+)*[\w<>\[\],.?]+\s+(\w+)\s*\{\s*get`)
+	kotlinDeclRe   = lazyre.New(`^\s*(?:(?:public|open|abstract|override|suspend|inline|data|sealed|enum|annotation|operator|infix|tailrec|external|const|lateinit|value)\s+)*(?:fun|class|object|interface|val|var|typealias)\s+(?:<[^>]+>\s*)?(?:[\w.]+\.)?(\w+)`)
+	kotlinHiddenRe = lazyre.New(`^\s*(?:[\w@]+\s+)*(?:private|internal|protected)\s`)
+	rubyDefRe      = lazyre.New(`^\s*def\s+(?:self\.)?([a-z_]\w*[?!=]?)`)
+	rubyPrivateRe  = lazyre.New(`^\s*(?:private|protected)\s*$`)
+	rubyClassRe    = lazyre.New(`^\s*(?:class|module)\s+`)
+	phpPublicRe    = lazyre.New(`^\s*(?:(?:abstract|final|static)\s+)*public\s+(?:(?:static|abstract|final)\s+)*function\s+&?(\w+)|^function\s+(\w+)\s*\(|^\s*(?:(?:abstract|final|readonly)\s+)*(?:class|interface|trait|enum)\s+(\w+)`)
+	exDefRe        = lazyre.New(`^\s*(?:def|defmacro|defguard|defdelegate)\s+([a-z_]\w*[?!]?)|^\s*defmodule\s+([\w.]+)`)
 )
 
 // findSymbols finds public declarations on one hunk side.

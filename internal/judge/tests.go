@@ -1,9 +1,10 @@
 package judge
 
 import (
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // testUnit is one test (or test suite) found on one side of a hunk.
@@ -17,67 +18,67 @@ type testUnit struct {
 }
 
 // Direct test declarations: the line itself says it is a test.
-var directTestRes = map[language][]*regexp.Regexp{
-	langGo: {regexp.MustCompile(`^func\s+((?:Test|Fuzz)(?:[A-Z0-9_]\w*)?)\s*\(\s*\w+\s+\*testing\.[TF]\b`)},
+var directTestRes = map[language][]*lazyre.Regexp{
+	langGo: {lazyre.New(`^func\s+((?:Test|Fuzz)(?:[A-Z0-9_]\w*)?)\s*\(\s*\w+\s+\*testing\.[TF]\b`)},
 	langPython: {
-		regexp.MustCompile(`^\s*(?:async\s+)?def\s+(test\w*)\s*\(`),
+		lazyre.New(`^\s*(?:async\s+)?def\s+(test\w*)\s*\(`),
 	},
 	langJS: {
-		regexp.MustCompile("^\\s*(?:it|test|specify|fit|xit|xtest|Deno\\.test|t\\.test|tap\\.test)(?:\\.(?:only|skip|todo|concurrent|failing|fixme|serial))*\\s*\\(\\s*(['\"`])(.+?)['\"`]"),
+		lazyre.New("^\\s*(?:it|test|specify|fit|xit|xtest|Deno\\.test|t\\.test|tap\\.test)(?:\\.(?:only|skip|todo|concurrent|failing|fixme|serial))*\\s*\\(\\s*(['\"`])(.+?)['\"`]"),
 	},
 	langRuby: {
-		regexp.MustCompile(`^\s*(?:it|specify|scenario|example|test|xit|fit|xspecify|xscenario|xexample)\s*\(?\s*(['"])(.+?)['"]`),
-		regexp.MustCompile(`^\s*def\s+(test_\w+)`),
+		lazyre.New(`^\s*(?:it|specify|scenario|example|test|xit|fit|xspecify|xscenario|xexample)\s*\(?\s*(['"])(.+?)['"]`),
+		lazyre.New(`^\s*def\s+(test_\w+)`),
 	},
 	langPHP: {
-		regexp.MustCompile(`^\s*(?:(?:public|protected|private|static|final)\s+)*function\s+(test\w*)\s*\(`),
-		regexp.MustCompile(`^\s*(?:it|test)\s*\(\s*(['"])(.+?)['"]`),
+		lazyre.New(`^\s*(?:(?:public|protected|private|static|final)\s+)*function\s+(test\w*)\s*\(`),
+		lazyre.New(`^\s*(?:it|test)\s*\(\s*(['"])(.+?)['"]`),
 	},
 	langElixir: {
-		regexp.MustCompile(`^\s*(?:test|property)\s+"(.+?)"`),
+		lazyre.New(`^\s*(?:test|property)\s+"(.+?)"`),
 	},
 	langJava: {
-		regexp.MustCompile(`^\s*public\s+void\s+(test\w+)\s*\(\s*\)`),
+		lazyre.New(`^\s*public\s+void\s+(test\w+)\s*\(\s*\)`),
 	},
 	langKotlin: {
-		regexp.MustCompile(`^\s*(?:test|should|it|xtest)\s*\(\s*"(.+?)"`),
+		lazyre.New(`^\s*(?:test|should|it|xtest)\s*\(\s*"(.+?)"`),
 	},
 }
 
 // Test suites (groups of tests).
-var suiteRes = map[language][]*regexp.Regexp{
-	langPython: {regexp.MustCompile(`^\s*class\s+(Test\w*)\b`)},
+var suiteRes = map[language][]*lazyre.Regexp{
+	langPython: {lazyre.New(`^\s*class\s+(Test\w*)\b`)},
 	langJS: {
-		regexp.MustCompile("^\\s*(?:describe|context|suite|fdescribe|xdescribe|xcontext)(?:\\.(?:only|skip|todo|concurrent|serial))*\\s*\\(\\s*(['\"`])(.+?)['\"`]"),
+		lazyre.New("^\\s*(?:describe|context|suite|fdescribe|xdescribe|xcontext)(?:\\.(?:only|skip|todo|concurrent|serial))*\\s*\\(\\s*(['\"`])(.+?)['\"`]"),
 	},
 	langRuby: {
-		regexp.MustCompile(`^\s*(?:RSpec\.)?(?:describe|context|feature|xdescribe|xcontext)\s*\(?\s*(['"])(.+?)['"]`),
+		lazyre.New(`^\s*(?:RSpec\.)?(?:describe|context|feature|xdescribe|xcontext)\s*\(?\s*(['"])(.+?)['"]`),
 	},
-	langElixir: {regexp.MustCompile(`^\s*describe\s+"(.+?)"`)},
-	langPHP:    {regexp.MustCompile(`^\s*describe\s*\(\s*(['"])(.+?)['"]`)},
-	langKotlin: {regexp.MustCompile(`^\s*(?:context|describe)\s*\(\s*"(.+?)"`)},
+	langElixir: {lazyre.New(`^\s*describe\s+"(.+?)"`)},
+	langPHP:    {lazyre.New(`^\s*describe\s*\(\s*(['"])(.+?)['"]`)},
+	langKotlin: {lazyre.New(`^\s*(?:context|describe)\s*\(\s*"(.+?)"`)},
 }
 
 // Test attributes/annotations, followed by the declaration they mark.
-var testAttrRes = map[language]*regexp.Regexp{
-	langRust:   regexp.MustCompile(`^\s*#\[(?:[\w:]*::)?(?:test|rstest|test_case|quickcheck)\b`),
-	langJava:   regexp.MustCompile(`^\s*@(?:org\.junit\.(?:jupiter\.api\.)?)?(?:Test|ParameterizedTest|RepeatedTest|TestFactory|TestTemplate|Property)\b`),
-	langKotlin: regexp.MustCompile(`^\s*@(?:org\.junit\.(?:jupiter\.api\.)?)?(?:Test|ParameterizedTest|RepeatedTest|TestFactory)\b`),
-	langCSharp: regexp.MustCompile(`^\s*\[\s*(?:[\w.]*\.)?(?:Fact|Theory|Test|TestMethod|TestCase|TestCaseSource|DataTestMethod|SkippableFact|SkippableTheory)\b`),
-	langPHP:    regexp.MustCompile(`^\s*(?:\*\s*@test\b|#\[\s*(?:\\?PHPUnit\\Framework\\Attributes\\)?Test\s*\])`),
+var testAttrRes = map[language]*lazyre.Regexp{
+	langRust:   lazyre.New(`^\s*#\[(?:[\w:]*::)?(?:test|rstest|test_case|quickcheck)\b`),
+	langJava:   lazyre.New(`^\s*@(?:org\.junit\.(?:jupiter\.api\.)?)?(?:Test|ParameterizedTest|RepeatedTest|TestFactory|TestTemplate|Property)\b`),
+	langKotlin: lazyre.New(`^\s*@(?:org\.junit\.(?:jupiter\.api\.)?)?(?:Test|ParameterizedTest|RepeatedTest|TestFactory)\b`),
+	langCSharp: lazyre.New(`^\s*\[\s*(?:[\w.]*\.)?(?:Fact|Theory|Test|TestMethod|TestCase|TestCaseSource|DataTestMethod|SkippableFact|SkippableTheory)\b`),
+	langPHP:    lazyre.New(`^\s*(?:\*\s*@test\b|#\[\s*(?:\\?PHPUnit\\Framework\\Attributes\\)?Test\s*\])`),
 }
 
 // Declarations an attribute applies to.
-var attrDeclRes = map[language]*regexp.Regexp{
-	langRust:   regexp.MustCompile(`^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:unsafe\s+)?fn\s+(\w+)`),
-	langJava:   regexp.MustCompile(`^\s*(?:(?:public|protected|private|static|final|synchronized)\s+)*(?:<[^>]+>\s+)?[\w<>\[\],.?]+\s+(\w+)\s*\(`),
-	langKotlin: regexp.MustCompile("^\\s*(?:(?:public|internal|private|override|suspend|open)\\s+)*fun\\s+(`[^`]+`|\\w+)\\s*\\("),
-	langCSharp: regexp.MustCompile(`^\s*(?:(?:public|private|protected|internal|static|async|override|virtual)\s+)*[\w<>\[\],.?]+\s+(\w+)\s*\(`),
-	langPHP:    regexp.MustCompile(`^\s*(?:(?:public|protected|private|static|final)\s+)*function\s+(\w+)\s*\(`),
+var attrDeclRes = map[language]*lazyre.Regexp{
+	langRust:   lazyre.New(`^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:unsafe\s+)?fn\s+(\w+)`),
+	langJava:   lazyre.New(`^\s*(?:(?:public|protected|private|static|final|synchronized)\s+)*(?:<[^>]+>\s+)?[\w<>\[\],.?]+\s+(\w+)\s*\(`),
+	langKotlin: lazyre.New("^\\s*(?:(?:public|internal|private|override|suspend|open)\\s+)*fun\\s+(`[^`]+`|\\w+)\\s*\\("),
+	langCSharp: lazyre.New(`^\s*(?:(?:public|private|protected|internal|static|async|override|virtual)\s+)*[\w<>\[\],.?]+\s+(\w+)\s*\(`),
+	langPHP:    lazyre.New(`^\s*(?:(?:public|protected|private|static|final)\s+)*function\s+(\w+)\s*\(`),
 }
 
 // attrSkippable are lines between an attribute and its declaration.
-var attrSkippable = regexp.MustCompile(`^\s*(?:$|#\[|@|\[|//|/\*|\*|\*/)`)
+var attrSkippable = lazyre.New(`^\s*(?:$|#\[|@|\[|//|/\*|\*|\*/)`)
 
 // findUnits finds the tests and suites of one hunk side.
 func findUnits(lang language, side []vline) []testUnit {
@@ -170,25 +171,25 @@ func (u testUnit) bodyChanged(side []vline) int {
 // ---- table-driven cases ----
 
 // Rows of a table of test cases: the line names one case.
-var caseRowRes = map[language][]*regexp.Regexp{
+var caseRowRes = map[language][]*lazyre.Regexp{
 	langGo: {
-		regexp.MustCompile(`^\s*\{?\s*(?:name|desc|description|title|testName|scenario|label)\s*:\s*"([^"]*)"`),
-		regexp.MustCompile(`^\s*\{\s*"([^"]*)"\s*,`),
-		regexp.MustCompile(`^\s*"([^"]+)"\s*:\s*\{`),
+		lazyre.New(`^\s*\{?\s*(?:name|desc|description|title|testName|scenario|label)\s*:\s*"([^"]*)"`),
+		lazyre.New(`^\s*\{\s*"([^"]*)"\s*,`),
+		lazyre.New(`^\s*"([^"]+)"\s*:\s*\{`),
 	},
 	langPython: {
-		regexp.MustCompile(`^\s*pytest\.param\((.*)\)\s*,?\s*$`),
+		lazyre.New(`^\s*pytest\.param\((.*)\)\s*,?\s*$`),
 	},
-	langRust:   {regexp.MustCompile(`^\s*#\[(?:case|test_case)\s*\((.*)\)\]`)},
-	langCSharp: {regexp.MustCompile(`^\s*\[\s*(?:InlineData|TestCase|DataRow)\s*\((.*)\)\s*\]`)},
-	langJava:   {regexp.MustCompile(`^\s*@ValueSource\((.*)\)`)},
+	langRust:   {lazyre.New(`^\s*#\[(?:case|test_case)\s*\((.*)\)\]`)},
+	langCSharp: {lazyre.New(`^\s*\[\s*(?:InlineData|TestCase|DataRow)\s*\((.*)\)\s*\]`)},
+	langJava:   {lazyre.New(`^\s*@ValueSource\((.*)\)`)},
 }
 
 // Rows of a parametrize/each table, recognised only when the table opener
 // is visible above them in the same hunk.
 var (
-	paramOpenerRe = regexp.MustCompile(`(?:@pytest\.mark\.parametrize\s*\(|\.each\s*\(\s*\[|\.each\s*` + "`" + `|@CsvSource\s*\(|dataProvider|@dataProvider|function\s+\w*[Pp]rovider\s*\()`)
-	paramRowRe    = regexp.MustCompile(`^\s*(?:\(.*\)|\[.*\]|"[^"]*"|'[^']*'|yield\s+.*|\w+\s*=>\s*\[.*\]|'[^']*'\s*=>\s*\[.*\])\s*,?\s*$`)
+	paramOpenerRe = lazyre.New(`(?:@pytest\.mark\.parametrize\s*\(|\.each\s*\(\s*\[|\.each\s*` + "`" + `|@CsvSource\s*\(|dataProvider|@dataProvider|function\s+\w*[Pp]rovider\s*\()`)
+	paramRowRe    = lazyre.New(`^\s*(?:\(.*\)|\[.*\]|"[^"]*"|'[^']*'|yield\s+.*|\w+\s*=>\s*\[.*\]|'[^']*'\s*=>\s*\[.*\])\s*,?\s*$`)
 )
 
 // caseRows returns the indexes of case rows on one hunk side.
@@ -217,8 +218,8 @@ func caseRows(lang language, side []vline, section string) []int {
 }
 
 var (
-	closingOnlyRe = regexp.MustCompile(`^\s*[\]\)\}]+\s*[,;]?\s*$`)
-	tableUserRe   = regexp.MustCompile("^\\s*(?:(?:async\\s+)?def\\s+test|@|[\\])]*\\)?\\s*\\(\\s*['\"`])")
+	closingOnlyRe = lazyre.New(`^\s*[\]\)\}]+\s*[,;]?\s*$`)
+	tableUserRe   = lazyre.New("^\\s*(?:(?:async\\s+)?def\\s+test|@|[\\])]*\\)?\\s*\\(\\s*['\"`])")
 )
 
 // closesIntoTest reports a row followed, after more rows and closing
@@ -237,65 +238,65 @@ func closesIntoTest(side []vline, i int) bool {
 
 // ---- skip markers ----
 
-var skipRes = map[language][]*regexp.Regexp{
-	langGo: {regexp.MustCompile(`\b\w+(?:\(\))?\.Skip(?:Now|f)?\s*\(`)},
+var skipRes = map[language][]*lazyre.Regexp{
+	langGo: {lazyre.New(`\b\w+(?:\(\))?\.Skip(?:Now|f)?\s*\(`)},
 	langPython: {
-		regexp.MustCompile(`@pytest\.mark\.(?:skip|skipif|xfail)\b`),
-		regexp.MustCompile(`\bpytest\.(?:skip|xfail|importorskip)\s*\(`),
-		regexp.MustCompile(`@(?:unittest\.)?(?:skip|skipIf|skipUnless|expectedFailure)\b`),
-		regexp.MustCompile(`\.skipTest\s*\(`),
-		regexp.MustCompile(`raise\s+(?:unittest\.)?SkipTest\b`),
-		regexp.MustCompile(`^\s*pytestmark\s*=.*\b(?:skip|skipif|xfail)\b`),
-		regexp.MustCompile(`^\s*__test__\s*=\s*False`),
+		lazyre.New(`@pytest\.mark\.(?:skip|skipif|xfail)\b`),
+		lazyre.New(`\bpytest\.(?:skip|xfail|importorskip)\s*\(`),
+		lazyre.New(`@(?:unittest\.)?(?:skip|skipIf|skipUnless|expectedFailure)\b`),
+		lazyre.New(`\.skipTest\s*\(`),
+		lazyre.New(`raise\s+(?:unittest\.)?SkipTest\b`),
+		lazyre.New(`^\s*pytestmark\s*=.*\b(?:skip|skipif|xfail)\b`),
+		lazyre.New(`^\s*__test__\s*=\s*False`),
 	},
 	langJS: {
-		regexp.MustCompile(`\b(?:it|test|describe|context|suite|specify)\.(?:skip|todo|only|fixme)\b`),
-		regexp.MustCompile(`(?:^|[^\w.])(?:xit|xdescribe|xtest|xcontext|xspecify|fit|fdescribe)\s*\(`),
-		regexp.MustCompile(`\bthis\.skip\s*\(`),
-		regexp.MustCompile(`\bDeno\.test\.ignore\b`),
+		lazyre.New(`\b(?:it|test|describe|context|suite|specify)\.(?:skip|todo|only|fixme)\b`),
+		lazyre.New(`(?:^|[^\w.])(?:xit|xdescribe|xtest|xcontext|xspecify|fit|fdescribe)\s*\(`),
+		lazyre.New(`\bthis\.skip\s*\(`),
+		lazyre.New(`\bDeno\.test\.ignore\b`),
 	},
-	langRust: {regexp.MustCompile(`#\[ignore\b`)},
+	langRust: {lazyre.New(`#\[ignore\b`)},
 	langJava: {
-		regexp.MustCompile(`^\s*@(?:org\.junit\.(?:jupiter\.api\.)?)?(?:Disabled|Ignore|DisabledIf\w*|DisabledOn\w*)\b`),
-		regexp.MustCompile(`\bAssumptions?\.assume\w*\s*\(|\bassume(?:True|False)\s*\(\s*(?:true|false)\s*\)`),
+		lazyre.New(`^\s*@(?:org\.junit\.(?:jupiter\.api\.)?)?(?:Disabled|Ignore|DisabledIf\w*|DisabledOn\w*)\b`),
+		lazyre.New(`\bAssumptions?\.assume\w*\s*\(|\bassume(?:True|False)\s*\(\s*(?:true|false)\s*\)`),
 	},
 	langKotlin: {
-		regexp.MustCompile(`^\s*@(?:org\.junit\.(?:jupiter\.api\.)?)?(?:Disabled|Ignore|DisabledIf\w*)\b`),
-		regexp.MustCompile(`\benabled\s*=\s*false\b|\bxtest\s*\(|\bxdescribe\s*\(|\.config\s*\(\s*enabled\s*=\s*false`),
+		lazyre.New(`^\s*@(?:org\.junit\.(?:jupiter\.api\.)?)?(?:Disabled|Ignore|DisabledIf\w*)\b`),
+		lazyre.New(`\benabled\s*=\s*false\b|\bxtest\s*\(|\bxdescribe\s*\(|\.config\s*\(\s*enabled\s*=\s*false`),
 	},
 	langCSharp: {
-		regexp.MustCompile(`\[\s*(?:Fact|Theory|Test|TestMethod|SkippableFact)\s*\([^)\]]*\bSkip\s*=`),
-		regexp.MustCompile(`\[\s*(?:Ignore|Explicit|Skip)\b`),
-		regexp.MustCompile(`\bAssert\.(?:Ignore|Inconclusive)\s*\(|\bSkip\.(?:If|Unless)\w*\s*\(`),
+		lazyre.New(`\[\s*(?:Fact|Theory|Test|TestMethod|SkippableFact)\s*\([^)\]]*\bSkip\s*=`),
+		lazyre.New(`\[\s*(?:Ignore|Explicit|Skip)\b`),
+		lazyre.New(`\bAssert\.(?:Ignore|Inconclusive)\s*\(|\bSkip\.(?:If|Unless)\w*\s*\(`),
 	},
 	langRuby: {
-		regexp.MustCompile(`^\s*(?:skip|pending)(?:\s|\(|$)`),
-		regexp.MustCompile(`^\s*(?:xit|xdescribe|xcontext|xspecify|xscenario|xexample)\b`),
-		regexp.MustCompile(`,\s*(?:skip|pending):\s*|,\s*:(?:skip|pending)\b`),
+		lazyre.New(`^\s*(?:skip|pending)(?:\s|\(|$)`),
+		lazyre.New(`^\s*(?:xit|xdescribe|xcontext|xspecify|xscenario|xexample)\b`),
+		lazyre.New(`,\s*(?:skip|pending):\s*|,\s*:(?:skip|pending)\b`),
 	},
 	langPHP: {
-		regexp.MustCompile(`\bmarkTest(?:Skipped|Incomplete)\s*\(`),
-		regexp.MustCompile(`->(?:skip|todo)\s*\(`),
-		regexp.MustCompile(`#\[\s*(?:\\?PHPUnit\\Framework\\Attributes\\)?(?:Skip|Ignore)\w*`),
+		lazyre.New(`\bmarkTest(?:Skipped|Incomplete)\s*\(`),
+		lazyre.New(`->(?:skip|todo)\s*\(`),
+		lazyre.New(`#\[\s*(?:\\?PHPUnit\\Framework\\Attributes\\)?(?:Skip|Ignore)\w*`),
 	},
 	langElixir: {
-		regexp.MustCompile(`@(?:tag|moduletag|describetag)\s+(?::skip\b|skip:|:pending\b|pending:)`),
+		lazyre.New(`@(?:tag|moduletag|describetag)\s+(?::skip\b|skip:|:pending\b|pending:)`),
 	},
 }
 
 // filterRes are options that run fewer tests, in test commands and test
 // configuration.
-var filterRes = []*regexp.Regexp{
-	regexp.MustCompile(`--?testPathIgnorePatterns|testPathIgnorePatterns|modulePathIgnorePatterns|--testNamePattern|--test-name-pattern`),
-	regexp.MustCompile(`(?:^|\s)-k\s*=?\s*["']?\s*not\b`),
-	regexp.MustCompile(`--deselect\b|--ignore(?:-glob)?[= ]|\bcollect_ignore\b|\bnorecursedirs\b`),
-	regexp.MustCompile(`\bgo\s+test\b.*\s-(?:run|skip)[= ]|(?:^|\s)-(?:run|skip)[= ]["']?\^?\w`),
-	regexp.MustCompile(`\bcargo\s+test\b.*--\s.*--skip\b|--skip[= ]\w`),
-	regexp.MustCompile(`--exclude-group\b|--exclude[= ]|--tag\s+~|--tag\s+["']?~|--filter[= ]`),
-	regexp.MustCompile(`\bexclude\s*:\s*\[|ExUnit\.configure\(.*exclude`),
-	regexp.MustCompile(`-DskipTests|maven\.test\.skip|<skipTests>\s*true|-Dtest=`),
-	regexp.MustCompile(`--onlyChanged|--changedSince|--findRelatedTests|--lastCommit|--grep\b.*--invert|--invert\b`),
-	regexp.MustCompile(`\btestMatch\b|\btestRegex\b|\bpython_files\b|\bpython_functions\b|\btestpaths\b`),
+var filterRes = []*lazyre.Regexp{
+	lazyre.New(`--?testPathIgnorePatterns|testPathIgnorePatterns|modulePathIgnorePatterns|--testNamePattern|--test-name-pattern`),
+	lazyre.New(`(?:^|\s)-k\s*=?\s*["']?\s*not\b`),
+	lazyre.New(`--deselect\b|--ignore(?:-glob)?[= ]|\bcollect_ignore\b|\bnorecursedirs\b`),
+	lazyre.New(`\bgo\s+test\b.*\s-(?:run|skip)[= ]|(?:^|\s)-(?:run|skip)[= ]["']?\^?\w`),
+	lazyre.New(`\bcargo\s+test\b.*--\s.*--skip\b|--skip[= ]\w`),
+	lazyre.New(`--exclude-group\b|--exclude[= ]|--tag\s+~|--tag\s+["']?~|--filter[= ]`),
+	lazyre.New(`\bexclude\s*:\s*\[|ExUnit\.configure\(.*exclude`),
+	lazyre.New(`-DskipTests|maven\.test\.skip|<skipTests>\s*true|-Dtest=`),
+	lazyre.New(`--onlyChanged|--changedSince|--findRelatedTests|--lastCommit|--grep\b.*--invert|--invert\b`),
+	lazyre.New(`\btestMatch\b|\btestRegex\b|\bpython_files\b|\bpython_functions\b|\btestpaths\b`),
 }
 
 // ---- assertions ----
@@ -315,22 +316,22 @@ type assertion struct {
 }
 
 var (
-	goReportRe   = regexp.MustCompile(`\b(?:t|b|f|tb|tt|s\.T\(\)|suite\.T\(\))\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow)\s*\(`)
-	goTestifyRe  = regexp.MustCompile(`\b(?:assert|require|s|suite)\.(\w+)\s*\(`)
-	goGomegaRe   = regexp.MustCompile(`\b(?:Expect|Ω)\s*\(.*\)\.(?:To|NotTo|ToNot|Should|ShouldNot)\s*\(\s*(?:Not\(\s*)?(\w+)`)
-	goHelperRe   = regexp.MustCompile(`^\s*(?:assert|check|expect|verify|must|require|ensure|compare)[A-Z]\w*\s*\(\s*t\b`)
-	goIfRe       = regexp.MustCompile(`^\s*(?:\}\s*else\s+)?if\s+(.*)\{\s*$`)
-	pyAssertRe   = regexp.MustCompile(`^\s*assert\s+(.*)$`)
-	pyMethodRe   = regexp.MustCompile(`\bself\.(assert\w+|fail\w*)\s*\(|\bpytest\.raises\s*\(|\bnp\.testing\.assert_\w+\s*\(|\.assert_(?:called|any_call|has_calls|not_called)\w*\s*\(|^\s*(assert_\w+)\s*\(`)
-	jsExpectRe   = regexp.MustCompile(`\bexpect\s*\(`)
-	jsAssertRe   = regexp.MustCompile(`\bassert(?:\.(\w+))?\s*\(|\bt\.(is|not|deepEqual|notDeepEqual|truthy|falsy|true|false|throws|throwsAsync|regex|pass|like|snapshot)\s*\(|\.should\.|\bshould\.`)
-	rustAssertRe = regexp.MustCompile(`\b(assert|assert_eq|assert_ne|debug_assert|debug_assert_eq|debug_assert_ne|assert_matches|prop_assert|prop_assert_eq)!\s*\(`)
-	javaAssertRe = regexp.MustCompile(`\b(?:Assert\.|Assertions\.)?(assert(?:Equals|That|True|False|Null|NotNull|Same|NotSame|Throws|ArrayEquals|IterableEquals|LinesMatch|DoesNotThrow|All|NotEquals|Contains|Content|Timeout))\s*\(|\bverify\s*\(|\bexpectThat\s*\(|\s(shouldBe|shouldNotBe|shouldContain|shouldThrow|shouldHaveSize|shouldBeNull|shouldNotBeNull|shouldBeTrue)\b|\bassertThrows<`)
-	csAssertRe   = regexp.MustCompile(`\b(?:Assert|CollectionAssert|StringAssert|ClassicAssert)\.(\w+)\s*\(|\.Should\(\)\.(\w+)`)
-	rbAssertRe   = regexp.MustCompile(`\bexpect\s*[\({]|\b(assert\w*|refute\w*)(?:\s|\()|\.(?:must|wont)_\w+|\.should(?:_not)?\b`)
-	phpAssertRe  = regexp.MustCompile(`(?:\$this->|self::|static::|Assert::|\bPHPUnit::)?\b(assert\w+)\s*\(|\$this->expectException\w*\s*\(|\bexpect\s*\(.*\)->(\w+)`)
-	exAssertRe   = regexp.MustCompile(`^\s*(assert|refute|assert_raise|assert_receive|assert_received|assert_in_delta|refute_receive)\b(.*)$`)
-	literalRe    = regexp.MustCompile(`^(?:true|false|True|False|None|nil|null|undefined|NaN|-?\d+(?:\.\d+)?|"[^"]*"|'[^']*'|:\w+|\[\s*\]|\{\s*\}|\(\s*\))$`)
+	goReportRe   = lazyre.New(`\b(?:t|b|f|tb|tt|s\.T\(\)|suite\.T\(\))\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow)\s*\(`)
+	goTestifyRe  = lazyre.New(`\b(?:assert|require|s|suite)\.(\w+)\s*\(`)
+	goGomegaRe   = lazyre.New(`\b(?:Expect|Ω)\s*\(.*\)\.(?:To|NotTo|ToNot|Should|ShouldNot)\s*\(\s*(?:Not\(\s*)?(\w+)`)
+	goHelperRe   = lazyre.New(`^\s*(?:assert|check|expect|verify|must|require|ensure|compare)[A-Z]\w*\s*\(\s*t\b`)
+	goIfRe       = lazyre.New(`^\s*(?:\}\s*else\s+)?if\s+(.*)\{\s*$`)
+	pyAssertRe   = lazyre.New(`^\s*assert\s+(.*)$`)
+	pyMethodRe   = lazyre.New(`\bself\.(assert\w+|fail\w*)\s*\(|\bpytest\.raises\s*\(|\bnp\.testing\.assert_\w+\s*\(|\.assert_(?:called|any_call|has_calls|not_called)\w*\s*\(|^\s*(assert_\w+)\s*\(`)
+	jsExpectRe   = lazyre.New(`\bexpect\s*\(`)
+	jsAssertRe   = lazyre.New(`\bassert(?:\.(\w+))?\s*\(|\bt\.(is|not|deepEqual|notDeepEqual|truthy|falsy|true|false|throws|throwsAsync|regex|pass|like|snapshot)\s*\(|\.should\.|\bshould\.`)
+	rustAssertRe = lazyre.New(`\b(assert|assert_eq|assert_ne|debug_assert|debug_assert_eq|debug_assert_ne|assert_matches|prop_assert|prop_assert_eq)!\s*\(`)
+	javaAssertRe = lazyre.New(`\b(?:Assert\.|Assertions\.)?(assert(?:Equals|That|True|False|Null|NotNull|Same|NotSame|Throws|ArrayEquals|IterableEquals|LinesMatch|DoesNotThrow|All|NotEquals|Contains|Content|Timeout))\s*\(|\bverify\s*\(|\bexpectThat\s*\(|\s(shouldBe|shouldNotBe|shouldContain|shouldThrow|shouldHaveSize|shouldBeNull|shouldNotBeNull|shouldBeTrue)\b|\bassertThrows<`)
+	csAssertRe   = lazyre.New(`\b(?:Assert|CollectionAssert|StringAssert|ClassicAssert)\.(\w+)\s*\(|\.Should\(\)\.(\w+)`)
+	rbAssertRe   = lazyre.New(`\bexpect\s*[\({]|\b(assert\w*|refute\w*)(?:\s|\()|\.(?:must|wont)_\w+|\.should(?:_not)?\b`)
+	phpAssertRe  = lazyre.New(`(?:\$this->|self::|static::|Assert::|\bPHPUnit::)?\b(assert\w+)\s*\(|\$this->expectException\w*\s*\(|\bexpect\s*\(.*\)->(\w+)`)
+	exAssertRe   = lazyre.New(`^\s*(assert|refute|assert_raise|assert_receive|assert_received|assert_in_delta|refute_receive)\b(.*)$`)
+	literalRe    = lazyre.New(`^(?:true|false|True|False|None|nil|null|undefined|NaN|-?\d+(?:\.\d+)?|"[^"]*"|'[^']*'|:\w+|\[\s*\]|\{\s*\}|\(\s*\))$`)
 )
 
 // weak matchers and assertion methods: they check that something exists or
@@ -355,7 +356,7 @@ var weakNames = map[string]bool{
 	"assert_not_nil": true, "refute_nil": true, "assert_predicate": true, "wont_be_nil": true,
 }
 
-var weakMatchersText = regexp.MustCompile(`\.(?:not\.toBeNull|not\.toBeUndefined|toBeDefined|toBeTruthy|toBeFalsy|toBeInstanceOf|toHaveBeenCalled)\s*\(\s*\)|\.to\.(?:be\.ok|exist|not\.be\.(?:null|undefined|empty))\b|\bto(?:_not|_be)?\s*\(?\s*(?:be_truthy|be_present|be_a|be_an|be_kind_of|be_instance_of|be_falsey)\b|\bnot_to\s*\(?\s*be_nil\b|\.isNotNull\(\)|\.isNotEmpty\(\)|\.isTrue\(\)|\.NotBeNull\(\)|\.NotBeEmpty\(\)|\.BeTrue\(\)|\bshouldNotBeNull\b`)
+var weakMatchersText = lazyre.New(`\.(?:not\.toBeNull|not\.toBeUndefined|toBeDefined|toBeTruthy|toBeFalsy|toBeInstanceOf|toHaveBeenCalled)\s*\(\s*\)|\.to\.(?:be\.ok|exist|not\.be\.(?:null|undefined|empty))\b|\bto(?:_not|_be)?\s*\(?\s*(?:be_truthy|be_present|be_a|be_an|be_kind_of|be_instance_of|be_falsey)\b|\bnot_to\s*\(?\s*be_nil\b|\.isNotNull\(\)|\.isNotEmpty\(\)|\.isTrue\(\)|\.NotBeNull\(\)|\.NotBeEmpty\(\)|\.BeTrue\(\)|\bshouldNotBeNull\b`)
 
 // assertStop are tokens that say nothing about what an assertion checks.
 var assertStop = map[string]bool{}

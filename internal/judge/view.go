@@ -1,8 +1,9 @@
 package judge
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // vline is one line of one side of a hunk: the old side is the context and
@@ -29,7 +30,7 @@ type fileView struct {
 	sections []string
 }
 
-var rustTestMarker = regexp.MustCompile(`#\[(?:cfg\(test\)|(?:[\w:]*::)?test\b|rstest\b|test_case\b)`)
+var rustTestMarker = lazyre.New(`#\[(?:cfg\(test\)|(?:[\w:]*::)?test\b|rstest\b|test_case\b)`)
 
 func buildViews(files []FileDiff) []*fileView {
 	views := make([]*fileView, 0, len(files))
@@ -170,7 +171,7 @@ func lineComment(lang language, s string) string {
 }
 
 // identifiers returns the identifier-like tokens of s.
-var identRe = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+var identRe = lazyre.New(`[A-Za-z_][A-Za-z0-9_]*`)
 
 func tokenSet(s string, stop map[string]bool) map[string]bool {
 	out := map[string]bool{}

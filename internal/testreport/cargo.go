@@ -1,8 +1,9 @@
 package testreport
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // cargo test (libtest's output, one block per test binary).
@@ -18,10 +19,10 @@ import (
 // "calc (lib test) [build failed]".
 
 var (
-	cargoResultRE  = regexp.MustCompile(`^test result: (ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored; (\d+) measured; (\d+) filtered out`)
-	cargoTestRE    = regexp.MustCompile(`^test (.+?) \.\.\. (ok|FAILED|ignored|bench)\b`)
-	cargoOutRE     = regexp.MustCompile(`^---- (.+?) (stdout|stderr) ----$`)
-	cargoCompileRE = regexp.MustCompile("^error: could not compile `([^`]+)`(?: \\(([^)]+)\\))?")
+	cargoResultRE  = lazyre.New(`^test result: (ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored; (\d+) measured; (\d+) filtered out`)
+	cargoTestRE    = lazyre.New(`^test (.+?) \.\.\. (ok|FAILED|ignored|bench)\b`)
+	cargoOutRE     = lazyre.New(`^---- (.+?) (stdout|stderr) ----$`)
+	cargoCompileRE = lazyre.New("^error: could not compile `([^`]+)`(?: \\(([^)]+)\\))?")
 )
 
 func parseCargo(lines []string) (run, bool) {

@@ -9,10 +9,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // ParseCoverage reads a coverage report and returns its line (or statement)
@@ -344,12 +345,12 @@ func (l *latin1Reader) Read(p []byte) (int, error) {
 }
 
 var (
-	goCoverRE      = regexp.MustCompile(`coverage: (\d+(?:\.\d+)?)% of statements`)
-	goCoverTotalRE = regexp.MustCompile(`^total:\s+\(statements\)\s+(\d+(?:\.\d+)?)%`)
-	pyCoverRE      = regexp.MustCompile(`^TOTAL\s+\d+\s+\d+(?:\s+\d+\s+\d+)?\s+(\d+(?:\.\d+)?)%`)
-	istanbulRE     = regexp.MustCompile(`^All files\s*\|\s*(\d+(?:\.\d+)?)\s*\|`)
-	lcovSummaryRE  = regexp.MustCompile(`^\s*lines\.+: (\d+(?:\.\d+)?)% \(`)
-	tarpaulinRE    = regexp.MustCompile(`^(\d+(?:\.\d+)?)% coverage, \d+/\d+ lines covered`)
+	goCoverRE      = lazyre.New(`coverage: (\d+(?:\.\d+)?)% of statements`)
+	goCoverTotalRE = lazyre.New(`^total:\s+\(statements\)\s+(\d+(?:\.\d+)?)%`)
+	pyCoverRE      = lazyre.New(`^TOTAL\s+\d+\s+\d+(?:\s+\d+\s+\d+)?\s+(\d+(?:\.\d+)?)%`)
+	istanbulRE     = lazyre.New(`^All files\s*\|\s*(\d+(?:\.\d+)?)\s*\|`)
+	lcovSummaryRE  = lazyre.New(`^\s*lines\.+: (\d+(?:\.\d+)?)% \(`)
+	tarpaulinRE    = lazyre.New(`^(\d+(?:\.\d+)?)% coverage, \d+/\d+ lines covered`)
 )
 
 // outputCoverage finds coverage percentages printed in the output: go test
@@ -386,7 +387,7 @@ func outputCoverage(lines []string) *float64 {
 		}
 		for _, k := range []struct {
 			kind string
-			re   *regexp.Regexp
+			re   *lazyre.Regexp
 		}{{"pytest-cov", pyCoverRE}, {"istanbul", istanbulRE}, {"lcov", lcovSummaryRE}, {"tarpaulin", tarpaulinRE}} {
 			if m := k.re.FindStringSubmatch(l); m != nil {
 				add(k.kind, m[1])

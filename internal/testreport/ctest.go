@@ -1,8 +1,9 @@
 package testreport
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // CTest.
@@ -18,9 +19,9 @@ import (
 // passed nor failed.
 
 var (
-	ctestSummaryRE = regexp.MustCompile(`^\d+% tests passed, (\d+) tests? failed out of (\d+)`)
-	ctestListRE    = regexp.MustCompile(`^\s+\d+ - (.+?) \(([^)]*)\)\s*$`)
-	ctestResultRE  = regexp.MustCompile(`^\s*\d+/\d+ Test\s+#\d+: (\S+) \.*\s*(\*{3})?(\w+)`)
+	ctestSummaryRE = lazyre.New(`^\d+% tests passed, (\d+) tests? failed out of (\d+)`)
+	ctestListRE    = lazyre.New(`^\s+\d+ - (.+?) \(([^)]*)\)\s*$`)
+	ctestResultRE  = lazyre.New(`^\s*\d+/\d+ Test\s+#\d+: (\S+) \.*\s*(\*{3})?(\w+)`)
 )
 
 func parseCTest(lines []string) (run, bool) {

@@ -1,8 +1,9 @@
 package testreport
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // dotnet test (VSTest console logger, and Microsoft.Testing.Platform).
@@ -15,14 +16,14 @@ import (
 // Each test assembly prints its own summary line; they are added up.
 
 var (
-	dotnetSummaryRE = regexp.MustCompile(`^\s*(?:Passed|Failed)!\s+-\s+Failed:\s+(\d+), Passed:\s+(\d+), Skipped:\s+(\d+), Total:\s+(\d+)`)
-	dotnetOldRE     = regexp.MustCompile(`^\s*Total tests: (\d+)\. Passed: (\d+)\. Failed: (\d+)\. Skipped: (\d+)\.`)
-	dotnetTotalRE   = regexp.MustCompile(`^\s*Total tests: (\d+)\s*$`)
-	dotnetKVRE      = regexp.MustCompile(`^\s*(Passed|Failed|Skipped|total|failed|succeeded|skipped): (\d+)\s*$`)
-	dotnetMTPRE     = regexp.MustCompile(`^\s*Test run summary: `)
-	dotnetResultRE  = regexp.MustCompile(`^\s*(Passed|Failed|Skipped) (\S.*?) \[[^\]]*\]\s*$`)
-	dotnetOldNameRE = regexp.MustCompile(`^\s*(Passed|Failed|Skipped) {2,}(\S+)\s*$`)
-	dotnetMTPNameRE = regexp.MustCompile(`^\s*(passed|failed|skipped) (\S.*?) \(\d[^)]*\)\s*$`)
+	dotnetSummaryRE = lazyre.New(`^\s*(?:Passed|Failed)!\s+-\s+Failed:\s+(\d+), Passed:\s+(\d+), Skipped:\s+(\d+), Total:\s+(\d+)`)
+	dotnetOldRE     = lazyre.New(`^\s*Total tests: (\d+)\. Passed: (\d+)\. Failed: (\d+)\. Skipped: (\d+)\.`)
+	dotnetTotalRE   = lazyre.New(`^\s*Total tests: (\d+)\s*$`)
+	dotnetKVRE      = lazyre.New(`^\s*(Passed|Failed|Skipped|total|failed|succeeded|skipped): (\d+)\s*$`)
+	dotnetMTPRE     = lazyre.New(`^\s*Test run summary: `)
+	dotnetResultRE  = lazyre.New(`^\s*(Passed|Failed|Skipped) (\S.*?) \[[^\]]*\]\s*$`)
+	dotnetOldNameRE = lazyre.New(`^\s*(Passed|Failed|Skipped) {2,}(\S+)\s*$`)
+	dotnetMTPNameRE = lazyre.New(`^\s*(passed|failed|skipped) (\S.*?) \(\d[^)]*\)\s*$`)
 )
 
 func parseDotnet(lines []string) (run, bool) {

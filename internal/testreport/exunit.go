@@ -1,8 +1,9 @@
 package testreport
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // Elixir's ExUnit (mix test).
@@ -17,9 +18,9 @@ import (
 // as skipped, invalid tests (a failing setup_all) as failures.
 
 var (
-	exunitSummaryRE = regexp.MustCompile(`^((?:\d+ (?:doctests?|propert(?:y|ies)|tests?), )+)?(\d+) failures?((?:, \d+ (?:excluded|skipped|invalid))*)\s*(?:\(.*\))?\s*$`)
-	exunitPartRE    = regexp.MustCompile(`(\d+) (\w+)`)
-	exunitHeadRE    = regexp.MustCompile(`^  \d+\) ((?:test|doctest|property) .+ \(.+\))\s*$`)
+	exunitSummaryRE = lazyre.New(`^((?:\d+ (?:doctests?|propert(?:y|ies)|tests?), )+)?(\d+) failures?((?:, \d+ (?:excluded|skipped|invalid))*)\s*(?:\(.*\))?\s*$`)
+	exunitPartRE    = lazyre.New(`(\d+) (\w+)`)
+	exunitHeadRE    = lazyre.New(`^  \d+\) ((?:test|doctest|property) .+ \(.+\))\s*$`)
 )
 
 func parseExUnit(lines []string) (run, bool) {

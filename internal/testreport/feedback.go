@@ -3,9 +3,10 @@ package testreport
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // Feedback condenses the output of a failing check into what the agent needs
@@ -230,12 +231,12 @@ func (b *budget) tail(lines []string, share int) {
 }
 
 var (
-	noiseRE = regexp.MustCompile(`^\s*(?:at |\d+: |goroutine \d+ \[|stack backtrace:|note: (?:run with|Some details)|Traceback \(most recent call last\)|File ".*", line \d+|\d+\s*\||\d+\|)` +
+	noiseRE = lazyre.New(`^\s*(?:at |\d+: |goroutine \d+ \[|stack backtrace:|note: (?:run with|Some details)|Traceback \(most recent call last\)|File ".*", line \d+|\d+\s*\||\d+\|)` +
 		`|^\s*(?:Error Message|Stack Trace|Standard Output Messages|Standard Error Messages):\s*$|\+0x[0-9a-f]+$|\(0x[0-9a-f]+|\{0x[0-9a-f]+|^[\s\-=_⎯─│|~^*]*$`)
 	// stopRE marks where a stack dump starts: nothing after it is message.
-	stopRE      = regexp.MustCompile(`^goroutine \d+ \[|^\s*stack backtrace:`)
-	codeFrameRE = regexp.MustCompile(`^\s*>\s*\d+\s*\|`)
-	keyRE       = regexp.MustCompile(`(?i)error|assert|expect|fail|panic|exception|want|got|mismatch|not equal|!==?|undefined|cannot|unable|timed? ?out|refused|denied|differ|received`)
+	stopRE      = lazyre.New(`^goroutine \d+ \[|^\s*stack backtrace:`)
+	codeFrameRE = lazyre.New(`^\s*>\s*\d+\s*\|`)
+	keyRE       = lazyre.New(`(?i)error|assert|expect|fail|panic|exception|want|got|mismatch|not equal|!==?|undefined|cannot|unable|timed? ?out|refused|denied|differ|received`)
 )
 
 // excerpt picks the location and the message lines of a failure block: the
@@ -281,22 +282,22 @@ func excerpt(block []string) (loc string, msg []string) {
 	return loc, kept
 }
 
-var compileRE = []*regexp.Regexp{
-	regexp.MustCompile(`^(?:\./)?[\w./\\-]+\.go:\d+:\d+: \S.*`),                                                // Go
-	regexp.MustCompile(`^[\w./\\-]+\.\w+:\d+:\d+: (?:fatal )?error: .+`),                                       // gcc, clang, swiftc
-	regexp.MustCompile(`^[\w./\\-]+\.java:\d+: error: .+`),                                                     // javac
-	regexp.MustCompile(`^\[ERROR\] \S+\.(?:java|kt|scala|groovy):\[\d+,\d+\] .+`),                              // Maven
-	regexp.MustCompile(`^[\w./\\-]+\.tsx?(?:\(\d+,\d+\): | ?:\d+:\d+ - )error TS\d+: .+`),                      // tsc
-	regexp.MustCompile(`^\S+\.cs\(\d+,\d+\): error CS\d+: .+`),                                                 // C#
-	regexp.MustCompile(`^e: \S+\.kts?:.+`),                                                                     // Kotlin
-	regexp.MustCompile(`^\s*(?:SyntaxError|IndentationError|TabError|ImportError|ModuleNotFoundError): .+`),    // Python
-	regexp.MustCompile(`^\*\* \((?:CompileError|SyntaxError|TokenMissingError|MismatchedDelimiterError)\) .+`), // Elixir
+var compileRE = []*lazyre.Regexp{
+	lazyre.New(`^(?:\./)?[\w./\\-]+\.go:\d+:\d+: \S.*`),                                                // Go
+	lazyre.New(`^[\w./\\-]+\.\w+:\d+:\d+: (?:fatal )?error: .+`),                                       // gcc, clang, swiftc
+	lazyre.New(`^[\w./\\-]+\.java:\d+: error: .+`),                                                     // javac
+	lazyre.New(`^\[ERROR\] \S+\.(?:java|kt|scala|groovy):\[\d+,\d+\] .+`),                              // Maven
+	lazyre.New(`^[\w./\\-]+\.tsx?(?:\(\d+,\d+\): | ?:\d+:\d+ - )error TS\d+: .+`),                      // tsc
+	lazyre.New(`^\S+\.cs\(\d+,\d+\): error CS\d+: .+`),                                                 // C#
+	lazyre.New(`^e: \S+\.kts?:.+`),                                                                     // Kotlin
+	lazyre.New(`^\s*(?:SyntaxError|IndentationError|TabError|ImportError|ModuleNotFoundError): .+`),    // Python
+	lazyre.New(`^\*\* \((?:CompileError|SyntaxError|TokenMissingError|MismatchedDelimiterError)\) .+`), // Elixir
 }
 
 var (
-	rustErrorRE = regexp.MustCompile(`^error(?:\[E\d+\])?: .+`)
-	rustLocRE   = regexp.MustCompile(`^\s*--> (\S+)`)
-	rustSkipRE  = regexp.MustCompile(`^error: (?:could not compile|test failed|test run failed|no tests to run|build failed|aborting|\d+ targets? failed|Recipe|failed to|process didn't exit)`)
+	rustErrorRE = lazyre.New(`^error(?:\[E\d+\])?: .+`)
+	rustLocRE   = lazyre.New(`^\s*--> (\S+)`)
+	rustSkipRE  = lazyre.New(`^error: (?:could not compile|test failed|test run failed|no tests to run|build failed|aborting|\d+ targets? failed|Recipe|failed to|process didn't exit)`)
 )
 
 // compileErrors returns the build/compile error lines, in order, without
@@ -346,7 +347,7 @@ func compileErrors(lines []string, limit int) []string {
 	return out
 }
 
-var errorLineRE = regexp.MustCompile(`(?i)\b(?:error|fail(?:ed|ure)?|fatal|panic|exception|traceback|assert(?:ion)?|segmentation fault|abort(?:ed)?)\b`)
+var errorLineRE = lazyre.New(`(?i)\b(?:error|fail(?:ed|ure)?|fatal|panic|exception|traceback|assert(?:ion)?|segmentation fault|abort(?:ed)?)\b`)
 
 // errorLines returns lines that read like errors, without repeats, when no
 // runner was recognised.

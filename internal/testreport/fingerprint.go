@@ -3,9 +3,10 @@ package testreport
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // Fingerprint returns a stable id of what is failing, for stall detection:
@@ -49,16 +50,16 @@ func Fingerprint(s Summary, output string) string {
 }
 
 var normalisers = []struct {
-	re   *regexp.Regexp
+	re   *lazyre.Regexp
 	with string
 }{
 	// Temporary directories: /tmp/..., macOS /var/folders/..., Windows %TEMP%.
-	{regexp.MustCompile(`(?:/private)?/var/folders/\S*|/tmp/\S*|(?i:[A-Z]:\\Users\\[^\\]+\\AppData\\Local\\Temp)\\\S*`), "<tmp>"},
-	{regexp.MustCompile(`0x[0-9a-fA-F]+`), "0x?"},
-	{regexp.MustCompile(`\b[0-9a-f]{7,64}\b`), "<hex>"},
-	{regexp.MustCompile(`\d+(?:\.\d+)?\s*(?:ns|µs|us|ms|s|sec|secs|seconds|m|min|minutes|h)\b`), "<d>"},
-	{regexp.MustCompile(`\d+`), "N"},
-	{regexp.MustCompile(`\s+`), " "},
+	{lazyre.New(`(?:/private)?/var/folders/\S*|/tmp/\S*|(?i:[A-Z]:\\Users\\[^\\]+\\AppData\\Local\\Temp)\\\S*`), "<tmp>"},
+	{lazyre.New(`0x[0-9a-fA-F]+`), "0x?"},
+	{lazyre.New(`\b[0-9a-f]{7,64}\b`), "<hex>"},
+	{lazyre.New(`\d+(?:\.\d+)?\s*(?:ns|µs|us|ms|s|sec|secs|seconds|m|min|minutes|h)\b`), "<d>"},
+	{lazyre.New(`\d+`), "N"},
+	{lazyre.New(`\s+`), " "},
 }
 
 // normaliseLine removes what differs between two runs of the same failure.

@@ -2,8 +2,9 @@ package testreport
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // go test: plain, -v and -json output.
@@ -19,11 +20,11 @@ import (
 // (go test prints it after the package's tests).
 
 var (
-	goStatusRE  = regexp.MustCompile(`^(\s*)--- (PASS|FAIL|SKIP): (\S+) \(`)
-	goMarkRE    = regexp.MustCompile(`^=== (RUN|CONT|PAUSE|NAME)\s+(\S+)`)
-	goPkgRE     = regexp.MustCompile(`^(ok|FAIL|\?)([ \t]+)(\S+)[ \t]*(.*)$`)
-	goBuildRE   = regexp.MustCompile(`^# (\S+)`)
-	goCompileRE = regexp.MustCompile(`^(?:\./)?\S+\.go:\d+(?::\d+)?: \S`)
+	goStatusRE  = lazyre.New(`^(\s*)--- (PASS|FAIL|SKIP): (\S+) \(`)
+	goMarkRE    = lazyre.New(`^=== (RUN|CONT|PAUSE|NAME)\s+(\S+)`)
+	goPkgRE     = lazyre.New(`^(ok|FAIL|\?)([ \t]+)(\S+)[ \t]*(.*)$`)
+	goBuildRE   = lazyre.New(`^# (\S+)`)
+	goCompileRE = lazyre.New(`^(?:\./)?\S+\.go:\d+(?::\d+)?: \S`)
 )
 
 type goTestResult struct {

@@ -1,8 +1,9 @@
 package testreport
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // Gradle's console test logging.
@@ -15,8 +16,8 @@ import (
 // Gradle run is read from its JUnit XML reports (ScanReports) instead.
 
 var (
-	gradleSummaryRE = regexp.MustCompile(`^(\d+) tests? completed, (\d+) failed(?:, (\d+) skipped)?\s*$`)
-	gradleTestRE    = regexp.MustCompile(`^(\S.*? > .+?) (FAILED|PASSED|SKIPPED)\s*$`)
+	gradleSummaryRE = lazyre.New(`^(\d+) tests? completed, (\d+) failed(?:, (\d+) skipped)?\s*$`)
+	gradleTestRE    = lazyre.New(`^(\S.*? > .+?) (FAILED|PASSED|SKIPPED)\s*$`)
 )
 
 func parseGradle(lines []string) (run, bool) {

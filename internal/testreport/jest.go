@@ -1,8 +1,9 @@
 package testreport
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // Jest, default and --verbose output.
@@ -17,12 +18,12 @@ import (
 // named "<file> › Test suite failed to run" so the run never reads as green.
 
 var (
-	jestTestsRE  = regexp.MustCompile(`^Tests:\s+(.*\d+ total)`)
-	jestSuitesRE = regexp.MustCompile(`^Test Suites:\s+(.*\d+ total)`)
-	jestCountRE  = regexp.MustCompile(`(\d+) ([a-z]+)`)
-	jestFileRE   = regexp.MustCompile(`^(PASS|FAIL) (\S+)`)
-	jestHeadRE   = regexp.MustCompile(`^  ● (.+)$`)
-	jestMarkRE   = regexp.MustCompile(`^(\s+)(✓|√|✕|×|○|✎) (?:skipped |todo )?(.+?)(?: \(\d+(?:\.\d+)? m?s\))?$`)
+	jestTestsRE  = lazyre.New(`^Tests:\s+(.*\d+ total)`)
+	jestSuitesRE = lazyre.New(`^Test Suites:\s+(.*\d+ total)`)
+	jestCountRE  = lazyre.New(`(\d+) ([a-z]+)`)
+	jestFileRE   = lazyre.New(`^(PASS|FAIL) (\S+)`)
+	jestHeadRE   = lazyre.New(`^  ● (.+)$`)
+	jestMarkRE   = lazyre.New(`^(\s+)(✓|√|✕|×|○|✎) (?:skipped |todo )?(.+?)(?: \(\d+(?:\.\d+)? m?s\))?$`)
 )
 
 func parseJest(lines []string) (run, bool) {

@@ -1,8 +1,9 @@
 package testreport
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // Maven Surefire/Failsafe console output (2.x and 3.x).
@@ -16,10 +17,10 @@ import (
 // Tests are named "<class>.<method>".
 
 var (
-	mavenTotalRE = regexp.MustCompile(`^(?:\[(?:INFO|WARNING|ERROR)\] )?Tests run: (\d+), Failures: (\d+), Errors: (\d+), Skipped: (\d+)\s*$`)
-	mavenClassRE = regexp.MustCompile(`Tests run: \d+, .*Time elapsed: .* (?:-|--) in (\S+)\s*$`)
-	mavenTestRE  = regexp.MustCompile(`^(?:\[(?:ERROR|INFO|WARNING)\] )?(\S+?)(?:\(([^)]+)\))?\s+(?:--\s+)?Time elapsed: [\d.,]+ s(?:ec)?\s+<<< (FAILURE|ERROR)!\s*$`)
-	mavenOldRE   = regexp.MustCompile(`^(?:\[ERROR\] )?(?:Failed tests|Tests in error):\s+(\w+)\(([\w.$]+)\)`)
+	mavenTotalRE = lazyre.New(`^(?:\[(?:INFO|WARNING|ERROR)\] )?Tests run: (\d+), Failures: (\d+), Errors: (\d+), Skipped: (\d+)\s*$`)
+	mavenClassRE = lazyre.New(`Tests run: \d+, .*Time elapsed: .* (?:-|--) in (\S+)\s*$`)
+	mavenTestRE  = lazyre.New(`^(?:\[(?:ERROR|INFO|WARNING)\] )?(\S+?)(?:\(([^)]+)\))?\s+(?:--\s+)?Time elapsed: [\d.,]+ s(?:ec)?\s+<<< (FAILURE|ERROR)!\s*$`)
+	mavenOldRE   = lazyre.New(`^(?:\[ERROR\] )?(?:Failed tests|Tests in error):\s+(\w+)\(([\w.$]+)\)`)
 )
 
 func parseMaven(lines []string) (run, bool) {

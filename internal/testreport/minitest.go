@@ -1,8 +1,6 @@
 package testreport
 
-import (
-	"regexp"
-)
+import "github.com/aiwg/agent-loop/internal/lazyre"
 
 // Ruby's minitest.
 //
@@ -14,9 +12,9 @@ import (
 // Errors count as failures.
 
 var (
-	minitestSummaryRE = regexp.MustCompile(`^(\d+) (?:runs|tests), (\d+) assertions, (\d+) failures, (\d+) errors, (\d+) skips\s*$`)
-	minitestHeadRE    = regexp.MustCompile(`^\s+\d+\) (Failure|Error):\s*$`)
-	minitestNameRE    = regexp.MustCompile(`^(\S+?#\S+?)(?: \[.+\])?:\s*$`)
+	minitestSummaryRE = lazyre.New(`^(\d+) (?:runs|tests), (\d+) assertions, (\d+) failures, (\d+) errors, (\d+) skips\s*$`)
+	minitestHeadRE    = lazyre.New(`^\s+\d+\) (Failure|Error):\s*$`)
+	minitestNameRE    = lazyre.New(`^(\S+?#\S+?)(?: \[.+\])?:\s*$`)
 )
 
 func parseMinitest(lines []string) (run, bool) {

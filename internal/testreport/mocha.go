@@ -1,8 +1,9 @@
 package testreport
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // Mocha, spec reporter (the default).
@@ -19,10 +20,10 @@ import (
 // by spaces ("calc subtracts numbers").
 
 var (
-	mochaCountRE = regexp.MustCompile(`^\s*(\d+) (passing|pending|failing)\b`)
-	mochaHeadRE  = regexp.MustCompile(`^\s+(\d+)\) (.+)$`)
-	mochaPassRE  = regexp.MustCompile(`^(\s+)(?:✔|✓) (.+?)(?: \(\d+ms\))?$`)
-	mochaTestRE  = regexp.MustCompile(`^(\s+)(?:\d+\)|-) `)
+	mochaCountRE = lazyre.New(`^\s*(\d+) (passing|pending|failing)\b`)
+	mochaHeadRE  = lazyre.New(`^\s+(\d+)\) (.+)$`)
+	mochaPassRE  = lazyre.New(`^(\s+)(?:✔|✓) (.+?)(?: \(\d+ms\))?$`)
+	mochaTestRE  = lazyre.New(`^(\s+)(?:\d+\)|-) `)
 )
 
 func parseMocha(lines []string) (run, bool) {

@@ -1,8 +1,9 @@
 package testreport
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // cargo-nextest.
@@ -16,11 +17,11 @@ import (
 // output, so when nextest is recognised cargo's reader is not used.
 
 var (
-	nextestSummaryRE = regexp.MustCompile(`^\s*Summary \[\s*[\d.]+s\] (?:(\d+)/)?(\d+) tests? run: (.*)$`)
-	nextestStatusRE  = regexp.MustCompile(`^\s*(PASS|FAIL|SIG[A-Z]+|ABORT|TIMEOUT|LEAK-FAIL|LEAK|FLAKY \d+/\d+|TRY \d+ [A-Z-]+|RETRY \d+/\d+|SKIP) \[\s*[\d.]+s\] (?:\(\s*\d+/\s*\d+\) )?(?:\[[\d/ ]+\] )?(.+?)\s*$`)
-	nextestOutRE     = regexp.MustCompile(`^--- (?:TRY \d+ )?(STDOUT|STDERR):\s+(.+?) ---$`)
-	nextestParenRE   = regexp.MustCompile(`\([^)]*\)`)
-	nextestPartRE    = regexp.MustCompile(`(\d+) (passed|failed|exec failed|timed out|skipped)`)
+	nextestSummaryRE = lazyre.New(`^\s*Summary \[\s*[\d.]+s\] (?:(\d+)/)?(\d+) tests? run: (.*)$`)
+	nextestStatusRE  = lazyre.New(`^\s*(PASS|FAIL|SIG[A-Z]+|ABORT|TIMEOUT|LEAK-FAIL|LEAK|FLAKY \d+/\d+|TRY \d+ [A-Z-]+|RETRY \d+/\d+|SKIP) \[\s*[\d.]+s\] (?:\(\s*\d+/\s*\d+\) )?(?:\[[\d/ ]+\] )?(.+?)\s*$`)
+	nextestOutRE     = lazyre.New(`^--- (?:TRY \d+ )?(STDOUT|STDERR):\s+(.+?) ---$`)
+	nextestParenRE   = lazyre.New(`\([^)]*\)`)
+	nextestPartRE    = lazyre.New(`(\d+) (passed|failed|exec failed|timed out|skipped)`)
 )
 
 func parseNextest(lines []string) (run, bool) {

@@ -1,8 +1,9 @@
 package testreport
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // node --test with the spec reporter (the TAP reporter is read by tap.go).
@@ -20,8 +21,8 @@ import (
 // todo tests as skipped.
 
 var (
-	nodeCountRE = regexp.MustCompile(`^ℹ (tests|suites|pass|fail|cancelled|skipped|todo) (\d+)\s*$`)
-	nodeMarkRE  = regexp.MustCompile(`^(\s*)(✔|✖|﹣|▶) (.+?)(?: \([\d.]+m?s\))?(?: # .*)?$`)
+	nodeCountRE = lazyre.New(`^ℹ (tests|suites|pass|fail|cancelled|skipped|todo) (\d+)\s*$`)
+	nodeMarkRE  = lazyre.New(`^(\s*)(✔|✖|﹣|▶) (.+?)(?: \([\d.]+m?s\))?(?: # .*)?$`)
 )
 
 func parseNodeSpec(lines []string) (run, bool) {

@@ -1,8 +1,9 @@
 package testreport
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // PHPUnit (9 and 10).
@@ -20,12 +21,12 @@ import (
 // Errors count as failures, incomplete tests as skipped.
 
 var (
-	phpunitOKRE      = regexp.MustCompile(`^OK \((\d+) tests?, (\d+) assertions?\)\s*$`)
-	phpunitTestsRE   = regexp.MustCompile(`^Tests: (\d+), Assertions: \d+(.*)$`)
-	phpunitKVRE      = regexp.MustCompile(`([A-Za-z ]+): (\d+)`)
-	phpunitSectionRE = regexp.MustCompile(`^There (?:was|were) \d+ ([a-z ]+?):\s*$`)
-	phpunitDoxRE     = regexp.MustCompile(`^ ([✔✘↩∅☢]) (.+)$`)
-	phpunitHeadRE    = regexp.MustCompile(`^(\d+)\) (\S+::\S+?(?: with data set (?:"[^"]*"|#\d+))?)(?: \(.*\))?\s*$`)
+	phpunitOKRE      = lazyre.New(`^OK \((\d+) tests?, (\d+) assertions?\)\s*$`)
+	phpunitTestsRE   = lazyre.New(`^Tests: (\d+), Assertions: \d+(.*)$`)
+	phpunitKVRE      = lazyre.New(`([A-Za-z ]+): (\d+)`)
+	phpunitSectionRE = lazyre.New(`^There (?:was|were) \d+ ([a-z ]+?):\s*$`)
+	phpunitDoxRE     = lazyre.New(`^ ([✔✘↩∅☢]) (.+)$`)
+	phpunitHeadRE    = lazyre.New(`^(\d+)\) (\S+::\S+?(?: with data set (?:"[^"]*"|#\d+))?)(?: \(.*\))?\s*$`)
 )
 
 func parsePHPUnit(lines []string) (run, bool) {

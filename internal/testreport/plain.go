@@ -1,6 +1,6 @@
 package testreport
 
-import "regexp"
+import "github.com/aiwg/agent-loop/internal/lazyre"
 
 // The plain closing line any harness may print, alone on a line, with at most
 // one word and a colon before it:
@@ -11,7 +11,7 @@ import "regexp"
 // It is read only when no runner above recognised the output, so a wrapper
 // that prints it after running, say, go test does not count tests twice.
 
-var plainRE = regexp.MustCompile(`^\s*(?:[\w-]+:\s*)?(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$`)
+var plainRE = lazyre.New(`^\s*(?:[\w-]+:\s*)?(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$`)
 
 func parsePlain(lines []string) (run, bool) {
 	r := run{runner: "plain"}

@@ -1,8 +1,9 @@
 package testreport
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // pytest, default, -q and -v output.
@@ -14,13 +15,13 @@ import (
 // Errors count as failures, xpassed as passed, xfailed as skipped.
 
 var (
-	pytestSummaryRE = regexp.MustCompile(`^=*\s*((?:\d+ [a-z]+(?:, )?)+|no tests ran) in [\d.]+ ?s(?:econds)?(?: \([\d:.]+\))?\s*=*$`)
-	pytestCountRE   = regexp.MustCompile(`(\d+) ([a-z]+)`)
-	pytestShortRE   = regexp.MustCompile(`^(FAILED|ERROR) (\S+)(?: - .*)?$`)
-	pytestVerbRE    = regexp.MustCompile(`^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b`)
-	pytestXdistRE   = regexp.MustCompile(`^\[gw\d+\] \[\s*\d+%\] (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+::\S+)`)
-	pytestSectionRE = regexp.MustCompile(`^_{3,} (.+?) _{3,}$`)
-	pytestHeaderRE  = regexp.MustCompile(`^={3,} .+ ={3,}$`)
+	pytestSummaryRE = lazyre.New(`^=*\s*((?:\d+ [a-z]+(?:, )?)+|no tests ran) in [\d.]+ ?s(?:econds)?(?: \([\d:.]+\))?\s*=*$`)
+	pytestCountRE   = lazyre.New(`(\d+) ([a-z]+)`)
+	pytestShortRE   = lazyre.New(`^(FAILED|ERROR) (\S+)(?: - .*)?$`)
+	pytestVerbRE    = lazyre.New(`^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b`)
+	pytestXdistRE   = lazyre.New(`^\[gw\d+\] \[\s*\d+%\] (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+::\S+)`)
+	pytestSectionRE = lazyre.New(`^_{3,} (.+?) _{3,}$`)
+	pytestHeaderRE  = lazyre.New(`^={3,} .+ ={3,}$`)
 )
 
 func parsePytest(lines []string) (run, bool) {

@@ -1,9 +1,10 @@
 package testreport
 
 import (
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // RSpec, progress and documentation formatters.
@@ -18,9 +19,9 @@ import (
 // that does not load) count as failures.
 
 var (
-	rspecSummaryRE = regexp.MustCompile(`^(\d+) examples?, (\d+) failures?(?:, (\d+) pending)?(?:, (\d+) errors? occurred outside of examples)?\s*$`)
-	rspecRerunRE   = regexp.MustCompile(`^rspec (\S+) # (.+)$`)
-	rspecHeadRE    = regexp.MustCompile(`^  (\d+)\) (.+)$`)
+	rspecSummaryRE = lazyre.New(`^(\d+) examples?, (\d+) failures?(?:, (\d+) pending)?(?:, (\d+) errors? occurred outside of examples)?\s*$`)
+	rspecRerunRE   = lazyre.New(`^rspec (\S+) # (.+)$`)
+	rspecHeadRE    = lazyre.New(`^  (\d+)\) (.+)$`)
 )
 
 func parseRSpec(lines []string) (run, bool) {

@@ -1,9 +1,10 @@
 package testreport
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // TAP (Test Anything Protocol): mocha/tape/prove-style producers and node
@@ -23,12 +24,12 @@ import (
 // those counts are used as they are (runner "node-test").
 
 var (
-	tapPlanRE    = regexp.MustCompile(`^(\s*)1\.\.(\d+)\s*(?:#.*)?$`)
-	tapTestRE    = regexp.MustCompile(`^(\s*)(not ok|ok)(?:$|\s+(?:(\d+)\b)?\s*-?\s*(.*)$)`)
-	tapDirRE     = regexp.MustCompile(`(?i)\s#\s*(skip|todo)\b.*$`)
-	tapSubtestRE = regexp.MustCompile(`^(\s*)# Subtest: (.+)$`)
-	tapBailRE    = regexp.MustCompile(`^\s*Bail out!\s*(.*)$`)
-	tapNodeRE    = regexp.MustCompile(`^# (tests|suites|pass|fail|cancelled|skipped|todo) (\d+)\s*$`)
+	tapPlanRE    = lazyre.New(`^(\s*)1\.\.(\d+)\s*(?:#.*)?$`)
+	tapTestRE    = lazyre.New(`^(\s*)(not ok|ok)(?:$|\s+(?:(\d+)\b)?\s*-?\s*(.*)$)`)
+	tapDirRE     = lazyre.New(`(?i)\s#\s*(skip|todo)\b.*$`)
+	tapSubtestRE = lazyre.New(`^(\s*)# Subtest: (.+)$`)
+	tapBailRE    = lazyre.New(`^\s*Bail out!\s*(.*)$`)
+	tapNodeRE    = lazyre.New(`^# (tests|suites|pass|fail|cancelled|skipped|todo) (\d+)\s*$`)
 )
 
 func parseTAP(lines []string) (run, bool) {

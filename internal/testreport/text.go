@@ -1,11 +1,12 @@
 package testreport
 
 import (
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // prepare turns raw combined output into lines: ANSI escape sequences are
@@ -95,7 +96,7 @@ func atoi(s string) int {
 
 // matchIf runs re only when a cheap test of the line passed: most lines of
 // a large output belong to no runner's summary, and regexps are the cost.
-func matchIf(ok bool, re *regexp.Regexp, s string) []string {
+func matchIf(ok bool, re *lazyre.Regexp, s string) []string {
 	if !ok {
 		return nil
 	}
@@ -154,11 +155,11 @@ func cutUTF8(s string, n int) string {
 
 var (
 	// locRE finds "path/file.ext:12" or "path/file.ext:12:5".
-	locRE = regexp.MustCompile(`(?:[A-Za-z]:)?[\w./\\~@+-]*[\w-]\.[A-Za-z]\w{0,7}:\d+(?::\d+)?`)
+	locRE = lazyre.New(`(?:[A-Za-z]:)?[\w./\\~@+-]*[\w-]\.[A-Za-z]\w{0,7}:\d+(?::\d+)?`)
 	// pyLocRE finds Python's `File "x.py", line 12`.
-	pyLocRE = regexp.MustCompile(`File "([^"]+)", line (\d+)`)
+	pyLocRE = lazyre.New(`File "([^"]+)", line (\d+)`)
 	// dotnetLocRE finds .NET's "in /path/X.cs:line 12".
-	dotnetLocRE = regexp.MustCompile(`in (\S+):line (\d+)`)
+	dotnetLocRE = lazyre.New(`in (\S+):line (\d+)`)
 )
 
 // findLocation returns the first file:line reference in line, or "".

@@ -1,8 +1,9 @@
 package testreport
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // Python's unittest (python -m unittest, Django's runner, ...).
@@ -17,11 +18,11 @@ import (
 // skipped, unexpected successes as failures.
 
 var (
-	unittestRanRE    = regexp.MustCompile(`^Ran (\d+) tests? in [\d.]+s`)
-	unittestResultRE = regexp.MustCompile(`^(OK|FAILED|PASSED|NO TESTS RAN)(?: \((.*)\))?\s*$`)
-	unittestKVRE     = regexp.MustCompile(`([a-z ]+)=(\d+)`)
-	unittestHeadRE   = regexp.MustCompile(`^(FAIL|ERROR|UNEXPECTED SUCCESS): (\S+) \(([^)]+)\)`)
-	unittestVerbRE   = regexp.MustCompile(`^(\S+) \(([^)]+)\)(?: \([^)]*\))? \.\.\. (ok|FAIL|ERROR|skipped|expected failure|unexpected success)`)
+	unittestRanRE    = lazyre.New(`^Ran (\d+) tests? in [\d.]+s`)
+	unittestResultRE = lazyre.New(`^(OK|FAILED|PASSED|NO TESTS RAN)(?: \((.*)\))?\s*$`)
+	unittestKVRE     = lazyre.New(`([a-z ]+)=(\d+)`)
+	unittestHeadRE   = lazyre.New(`^(FAIL|ERROR|UNEXPECTED SUCCESS): (\S+) \(([^)]+)\)`)
+	unittestVerbRE   = lazyre.New(`^(\S+) \(([^)]+)\)(?: \([^)]*\))? \.\.\. (ok|FAIL|ERROR|skipped|expected failure|unexpected success)`)
 )
 
 func parseUnittest(lines []string) (run, bool) {

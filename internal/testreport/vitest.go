@@ -1,8 +1,9 @@
 package testreport
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // Vitest, default and verbose reporters.
@@ -15,12 +16,12 @@ import (
 // x.test.ts ]") with no failed test in the counts is counted as one failure.
 
 var (
-	vitestTestsRE = regexp.MustCompile(`^\s*Tests\s{2,}(.+?)\s*\((\d+)\)\s*$`)
-	vitestNoneRE  = regexp.MustCompile(`^\s*Tests\s{2,}no tests\s*$`)
-	vitestFilesRE = regexp.MustCompile(`^\s*Test Files\s{2,}(.+?)\s*\((\d+)\)\s*$`)
-	vitestPartRE  = regexp.MustCompile(`(\d+) ([a-z]+)`)
-	vitestFailRE  = regexp.MustCompile(`^ FAIL  (.+?)\s*$`)
-	vitestMarkRE  = regexp.MustCompile(`^\s*(✓|×|↓|✗) (\S.* > .+?)(?: \d+(?:\.\d+)?m?s)?$`)
+	vitestTestsRE = lazyre.New(`^\s*Tests\s{2,}(.+?)\s*\((\d+)\)\s*$`)
+	vitestNoneRE  = lazyre.New(`^\s*Tests\s{2,}no tests\s*$`)
+	vitestFilesRE = lazyre.New(`^\s*Test Files\s{2,}(.+?)\s*\((\d+)\)\s*$`)
+	vitestPartRE  = lazyre.New(`(\d+) ([a-z]+)`)
+	vitestFailRE  = lazyre.New(`^ FAIL  (.+?)\s*$`)
+	vitestMarkRE  = lazyre.New(`^\s*(✓|×|↓|✗) (\S.* > .+?)(?: \d+(?:\.\d+)?m?s)?$`)
 )
 
 func parseVitest(lines []string) (run, bool) {
