@@ -373,6 +373,8 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 		return e.fail(err)
 	}
 	defer logf.Close()
+	agentOut, endAgentOut := e.teeAgent(logf)
+	defer endAgentOut()
 	if err := os.MkdirAll(filepath.Dir(e.Dir.TranscriptPath(n)), 0o755); err != nil {
 		return e.fail(err)
 	}
@@ -395,13 +397,17 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 	req := AgentRequest{
 		LoopID: e.st.LoopID, Iteration: n, Task: e.Opts.Task, Criterion: e.Opts.Criterion,
 		Prompt: prompt, PromptFile: promptFile, LastOutputFile: lastOut, Dir: e.Repo.Root(),
-		Env: e.Env, Output: e.teeAgent(logf), Transcript: transcript,
+		Env: e.Env, Output: agentOut, Transcript: transcript,
 		Timeout: agentTimeout, IdleTimeout: e.Opts.IdleTimeout, Model: e.Opts.Model, MaxTurns: e.Opts.MaxTurns,
 	}
 	if e.Opts.BudgetUSD > 0 {
 		req.BudgetUSD = max(e.Opts.BudgetUSD-e.st.Metrics.TotalCostUSD, 0.01)
 	}
 	ar, retries, err := e.runAgent(itCtx, req)
+	// The agent's output ends here: its kept tail goes to the log before
+	// the check writes to the same file.
+	endAgentOut()
+	_ = logf.Close()
 	aborted := stopWatch()
 	crashpoint.Hit("agent-done")
 	if err != nil {
@@ -544,6 +550,8 @@ func (e *Engine) runCheck(ctx context.Context, n int, deadline time.Time) (Check
 		return CheckResult{}, err
 	}
 	defer logf.Close()
+	checkOut, endCheckOut := e.teeAgent(logf)
+	defer endCheckOut()
 	timeout := e.Opts.CheckTimeout
 	if !deadline.IsZero() {
 		if left := deadline.Sub(e.now()) - e.Opts.PublishMargin/2; timeout == 0 || left < timeout {
@@ -552,7 +560,7 @@ func (e *Engine) runCheck(ctx context.Context, n int, deadline time.Time) (Check
 	}
 	req := CheckRequest{
 		Command: e.Opts.Criterion, Dir: filepath.Join(e.Repo.Root(), e.Opts.Workdir),
-		Env: e.Env, Timeout: timeout, Output: e.teeAgent(logf),
+		Env: e.Env, Timeout: timeout, Output: checkOut,
 	}
 	fmt.Fprintf(logf, "\n--- completion check: %s\n", e.Opts.Criterion)
 	res, err := e.Verifier.Check(ctx, req)
@@ -812,7 +820,9 @@ func (e *Engine) observe(ctx context.Context, ev Event) {
 	}
 }
 
-// openLog opens logs/iteration-NNN.log for appending, redacted.
+// openLog opens logs/iteration-NNN.log for appending, redacted and bounded
+// (headTail: the first and last logHead/logTail bytes of what is written
+// through this writer).
 func (e *Engine) openLog(n int) (io.WriteCloser, error) {
 	p := e.Dir.LogPath(n)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -822,7 +832,9 @@ func (e *Engine) openLog(n int) (io.WriteCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &closeBoth{WriteCloser: e.redacted(f), f: f}, nil
+	bound := newHeadTail(f, logHead, logTail)
+	red := e.redacted(bound)
+	return &closeChain{Writer: red, closers: []io.Closer{red, bound, f}}, nil
 }
 
 func (e *Engine) redacted(w io.Writer) io.WriteCloser {
@@ -836,27 +848,37 @@ type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
 
-// closeBoth closes the redacting writer (flushing it), then the file.
-type closeBoth struct {
-	io.WriteCloser
-	f *os.File
+// closeChain writes to Writer and closes each closer in order: the
+// redacting writer (flushing it), the bound (writing its tail), the file.
+type closeChain struct {
+	io.Writer
+	closers []io.Closer
 }
 
-func (c *closeBoth) Close() error {
-	err := c.WriteCloser.Close()
-	if ferr := c.f.Close(); err == nil {
-		err = ferr
+func (c *closeChain) Close() error {
+	var first error
+	for _, cl := range c.closers {
+		if err := cl.Close(); err != nil && first == nil {
+			first = err
+		}
 	}
-	return err
+	return first
 }
 
 // teeAgent sends agent/check output to the iteration log and, unless quiet,
-// to the terminal.
-func (e *Engine) teeAgent(log io.Writer) io.Writer {
+// to the live log and the terminal (AgentOut), each bounded: AgentOut gets
+// the first and last liveHead/liveTail bytes, after redaction. The
+// returned function writes the kept tail; call it when the output ends.
+func (e *Engine) teeAgent(log io.Writer) (io.Writer, func()) {
 	if e.AgentOut == nil {
-		return log
+		return log, func() {}
 	}
-	return io.MultiWriter(log, e.AgentOut)
+	bound := newHeadTail(e.AgentOut, liveHead, liveTail)
+	red := e.redacted(bound)
+	return io.MultiWriter(log, red), func() {
+		_ = red.Close()
+		_ = bound.Close()
+	}
 }
 
 func (e *Engine) push(ctx context.Context) {
