@@ -1,7 +1,7 @@
 // Package gitrepo is the harness's git: the loop branch in the work tree
 // (branch, commit with trailers, diff, reset, history), the push of that
 // branch, and the durable state ref (refs/agent-loop/<loop_id>). It
-// implements loop.Repo and loop.Pusher.
+// implements loop.Repo, loop.Pusher and loop.Unstager.
 //
 // Speed and safety pull in opposite directions. go-git runs no hook, filter or
 // fsmonitor, but its Worktree.Status and Add walk ignored directories and are

@@ -20,8 +20,9 @@ import (
 )
 
 var (
-	_ loop.Repo   = (*Repo)(nil)
-	_ loop.Pusher = (*Repo)(nil)
+	_ loop.Repo     = (*Repo)(nil)
+	_ loop.Pusher   = (*Repo)(nil)
+	_ loop.Unstager = (*Repo)(nil)
 )
 
 // StateDir is the harness's state directory, never committed.
@@ -892,6 +893,21 @@ func (r *Repo) diffCached(ctx context.Context, from string, state []string) (str
 		return "", fmt.Errorf("diffing %s against the work tree: %w", from, err)
 	}
 	return string(res.stdout), nil
+}
+
+// Unstage makes the index equal to HEAD again, keeping the work tree: the
+// changes Stage recorded become unstaged (new files untracked), as they were
+// before the loop looked at them.
+func (r *Repo) Unstage(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.begin(ctx); err != nil {
+		return err
+	}
+	if _, err := r.git(ctx, gitCall{args: []string{"reset", "-q", "--no-recurse-submodules"}}); err != nil {
+		return fmt.Errorf("unstaging the changes in %s: %w", r.root, err)
+	}
+	return nil
 }
 
 // ResetTo makes the work tree and index equal to commit sha's tree without

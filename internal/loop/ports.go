@@ -172,6 +172,13 @@ type Pusher interface {
 	Push(ctx context.Context, branch string) error
 }
 
+// Unstager is implemented by repos whose Stage writes the user's index: a
+// loop that does not commit (--no-commit) gives the changes back unstaged,
+// as an agent editing files leaves them.
+type Unstager interface {
+	Unstage(ctx context.Context) error
+}
+
 // CommitRequest is a commit message with its trailers and what to keep out.
 type CommitRequest struct {
 	Subject  string

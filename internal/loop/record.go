@@ -444,6 +444,11 @@ func (e *Engine) finish(stop stopReason) (Outcome, error) {
 			}
 		}
 	}
+	if u, ok := e.Repo.(Unstager); ok && !e.Opts.Commit {
+		if err := u.Unstage(ctx); err != nil {
+			e.logf("the changes stay staged in the index: %v", err)
+		}
+	}
 	for _, r := range e.records {
 		if r.Iteration == best {
 			out.BestSHA = r.Commit
