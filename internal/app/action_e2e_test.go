@@ -40,6 +40,15 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the binary built for the end-to-end tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
 func binary(t *testing.T) (main, post string) {
 	t.Helper()
 	buildOnce.Do(func() {
