@@ -758,6 +758,10 @@ func crashTrials() []crashTrial {
 	for n := 1; n <= 5; n++ {
 		add("commit", fmt.Sprintf("after-commit#%d", n))
 	}
+	// While the branch's ref lock is held (commit object written, branch
+	// not yet moved): the resume must clear the lock.
+	add("commit", "ref-locked#2")
+	add("commit", "ref-locked#4")
 	// Push (the sixth push is the publish step's).
 	for _, n := range []int{1, 3, 5, 6} {
 		add("push", fmt.Sprintf("push#%d", n))

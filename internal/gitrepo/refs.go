@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
+
+	"github.com/aiwg/agent-loop/internal/crashpoint"
 )
 
 // Refs without a git process. The harness reads and moves its branch every
@@ -133,6 +136,7 @@ func (r *Repo) updateRef(ref, newSHA, oldSHA, msg string) (done bool, err error)
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
+	crashpoint.Hit("ref-locked")
 	if now, ok := r.readRef(ref); werr == nil && (!ok || now != oldSHA) {
 		werr = fmt.Errorf("%s moved while it was locked", ref)
 	}
@@ -145,6 +149,45 @@ func (r *Repo) updateRef(ref, newSHA, oldSHA, msg string) (done bool, err error)
 	}
 	r.appendReflog(ref, oldSHA, newSHA, msg)
 	return true, nil
+}
+
+// staleLockAge is how old a lock on the harness's own branch must be before
+// clearStaleRefLock removes it.
+const staleLockAge = 2 * time.Second
+
+// clearStaleRefLock removes the lock a killed harness left on the branch it
+// is about to work on: updateRef (like git update-ref) holds <ref>.lock for
+// a moment, and a SIGKILL in that moment leaves it behind, which would stop
+// every later commit of the loop. Only the loop's harness moves its branch
+// (the registry admits one per loop), so such a lock is a dead process's,
+// or a git maintenance command's (pack-refs holds it for milliseconds): a
+// lock younger than staleLockAge is waited for first.
+func (r *Repo) clearStaleRefLock(ctx context.Context, ref string) error {
+	p, ok := r.refPath(ref)
+	if !ok {
+		return nil
+	}
+	lock := p + ".lock"
+	for {
+		fi, err := os.Lstat(lock)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if age := time.Since(fi.ModTime()); age >= staleLockAge || age < -time.Minute {
+			if err := os.Remove(lock); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("removing the stale lock %s: %w", lock, err)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // fileExists reports whether p exists (without following a symlink).

@@ -503,6 +503,9 @@ func (r *Repo) StartBranch(ctx context.Context, name, sha string) error {
 		return err
 	}
 	ref := "refs/heads/" + name
+	if err := r.clearStaleRefLock(ctx, ref); err != nil {
+		return err
+	}
 	tip, err := r.resolve(ctx, ref)
 	if err != nil {
 		return err
@@ -541,6 +544,9 @@ func (r *Repo) Checkout(ctx context.Context, name string) error {
 		return err
 	}
 	if err := r.begin(ctx); err != nil {
+		return err
+	}
+	if err := r.clearStaleRefLock(ctx, "refs/heads/"+name); err != nil {
 		return err
 	}
 	tip, err := r.resolve(ctx, "refs/heads/"+name)

@@ -139,7 +139,8 @@ type Repo interface {
 	// Dirty lists changed or untracked paths, ignoring ignored files and .aiwg/.
 	Dirty(ctx context.Context) ([]string, error)
 	// StartBranch creates branch name at sha (or reuses it when it exists and
-	// contains sha) and checks it out, keeping the work tree.
+	// contains sha) and checks it out, keeping the work tree. Both it and
+	// Checkout remove a ref lock a killed harness left on the branch.
 	StartBranch(ctx context.Context, name, sha string) error
 	// Checkout checks out an existing branch.
 	Checkout(ctx context.Context, name string) error
