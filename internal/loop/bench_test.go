@@ -43,7 +43,9 @@ import (
 // repository with the same files: `git add -A && git commit -q -m x && git
 // push -q` by the git CLI. Interleaving the two cancels most of the noise of a
 // shared machine; x-floor is harness/floor (wall) and x-floor-cpu the same
-// ratio of CPU time (the harness process plus its git children).
+// ratio of CPU time (the harness process plus its git children);
+// x-floor-median is the median of the per-iteration wall ratios, which a
+// single slow iteration of either side does not move.
 //
 // Generated repositories are cached under
 // os.TempDir()/agent-loop-bench-<n>/loop (100,000 files take a while to
@@ -241,15 +243,18 @@ func cpuNow() time.Duration {
 // meter runs the benchmark timer only while the harness itself works, and
 // counts the CPU time spent meanwhile.
 type meter struct {
-	b        *testing.B
-	on       bool
-	cpuStart time.Duration
-	cpu      time.Duration
+	b         *testing.B
+	on        bool
+	cpuStart  time.Duration
+	cpu       time.Duration
+	wallStart time.Time
+	wall      time.Duration // the timer's time, also kept here per iteration
 }
 
 func (m *meter) start() {
 	m.b.StartTimer()
 	m.cpuStart = cpuNow()
+	m.wallStart = time.Now()
 	m.on = true
 }
 
@@ -257,8 +262,17 @@ func (m *meter) stop() {
 	if m.on {
 		m.b.StopTimer()
 		m.cpu += cpuNow() - m.cpuStart
+		m.wall += time.Since(m.wallStart)
 		m.on = false
 	}
+}
+
+// elapsed is the metered wall time so far.
+func (m *meter) elapsed() time.Duration {
+	if m.on {
+		return m.wall + time.Since(m.wallStart)
+	}
+	return m.wall
 }
 
 // pause stops the meter for the agent or the verifier; resume restarts it
@@ -279,6 +293,7 @@ type benchAgent struct {
 	floor     bool
 	floorWall time.Duration
 	floorCPU  time.Duration
+	floorRuns []time.Duration // the floor's wall time, per iteration
 }
 
 func (a *benchAgent) Name() string { return "bench" }
@@ -296,6 +311,7 @@ func (a *benchAgent) Run(ctx context.Context, req loop.AgentRequest) (loop.Agent
 		benchGit(a.tb, a.fix.floor, "push", "-q")
 		a.floorWall += time.Since(t0)
 		a.floorCPU += cpuNow() - c0
+		a.floorRuns = append(a.floorRuns, time.Since(t0))
 	}
 	return loop.AgentResult{Duration: time.Since(start), Message: fmt.Sprintf("Rewrote %d files.", benchChanged),
 		InputTokens: 12000, OutputTokens: 800, CostUSD: 0.02}, nil
@@ -331,15 +347,22 @@ type benchObserver struct {
 	b    *testing.B
 	m    *meter
 	last int
+	// runs is the harness's metered wall time per iteration (from one
+	// recorded iteration to the next).
+	runs []time.Duration
+	mark time.Duration
 }
 
 func (o *benchObserver) Observe(ctx context.Context, ev loop.Event) {
 	switch ev.Kind {
 	case loop.EventBaseline:
 		o.b.ResetTimer()
-		o.m.cpu = 0
+		o.m.cpu, o.m.wall, o.mark = 0, 0, 0
 		o.m.start()
 	case loop.EventIteration:
+		now := o.m.elapsed()
+		o.runs = append(o.runs, now-o.mark)
+		o.mark = now
 		if ev.Record.Iteration >= o.last {
 			o.m.stop()
 		}
@@ -411,10 +434,11 @@ func BenchmarkHarnessIteration(b *testing.B) {
 			tr := &timedRepo{Repo: repo, m: m}
 			agent := &benchAgent{tb: b, m: m, fix: fix, floor: true}
 			id := state.NewLoopID("bench harness iteration")
+			obs := &benchObserver{b: b, m: m, last: b.N}
 			eng := &loop.Engine{
 				Agent: agent, Verifier: &benchVerifier{m: m}, Repo: tr, Judge: judge.New(judge.Options{}),
 				Dir: state.NewDir(fix.harness, id), Registry: state.NewStore(fix.harness),
-				Observer: &benchObserver{b: b, m: m, last: b.N},
+				Observer: obs,
 				Opts: loop.Options{Task: "make the tests pass", Criterion: "go test ./...", MaxIterations: b.N,
 					Timeout: 24 * time.Hour, Commit: true, Push: true, Branch: "agent-loop/" + id, ConfirmRuns: 1},
 			}
@@ -429,6 +453,7 @@ func BenchmarkHarnessIteration(b *testing.B) {
 			perOp := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
 			b.ReportMetric(perOp(agent.floorWall), "floor-ms/op")
 			b.ReportMetric(float64(b.Elapsed())/float64(agent.floorWall), "x-floor")
+			b.ReportMetric(medianRatio(obs.runs, agent.floorRuns), "x-floor-median")
 			b.ReportMetric(perOp(m.cpu), "cpu-ms/op")
 			b.ReportMetric(perOp(agent.floorCPU), "floor-cpu-ms/op")
 			b.ReportMetric(float64(m.cpu)/float64(agent.floorCPU), "x-floor-cpu")
@@ -438,6 +463,25 @@ func BenchmarkHarnessIteration(b *testing.B) {
 			b.ReportMetric(perOp(b.Elapsed()-tr.diff-tr.commit-tr.push), "rest-ms/op")
 		})
 	}
+}
+
+// medianRatio is the median of h[i]/f[i]: one slow push on a shared
+// machine moves the ratio of the totals, not this.
+func medianRatio(h, f []time.Duration) float64 {
+	var rs []float64
+	for i := range min(len(h), len(f)) {
+		if f[i] > 0 {
+			rs = append(rs, float64(h[i])/float64(f[i]))
+		}
+	}
+	if len(rs) == 0 {
+		return 0
+	}
+	slices.Sort(rs)
+	if n := len(rs); n%2 == 0 {
+		return (rs[n/2-1] + rs[n/2]) / 2
+	}
+	return rs[len(rs)/2]
 }
 
 // failingGoOutput is `go test -v` output of a large suite: mostly passing
