@@ -357,14 +357,14 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 	})
 	promptFile := e.Dir.File("prompt.md")
 	lastOut := e.Dir.File("last-output.txt")
-	if err := state.WriteFileAtomic(promptFile, []byte(prompt), 0o644); err != nil {
+	if err := state.WriteFileReplace(promptFile, []byte(prompt), 0o644); err != nil {
 		return e.fail(err)
 	}
 	last := ""
 	if len(e.records) > 0 {
 		last = e.records[len(e.records)-1].Check.Output
 	}
-	if err := state.WriteFileAtomic(lastOut, []byte(last), 0o644); err != nil {
+	if err := state.WriteFileReplace(lastOut, []byte(last), 0o644); err != nil {
 		return e.fail(err)
 	}
 

@@ -53,6 +53,19 @@ func (e *NotFoundError) Error() string {
 // WriteFileAtomic writes data to path via a temporary file in the same
 // directory, fsyncs it and renames it over path, then fsyncs the directory.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return writeFileAtomic(path, data, perm, true)
+}
+
+// WriteFileReplace is WriteFileAtomic without the fsyncs: a reader, or a
+// process killed at any moment, still sees the old file or the new one,
+// whole; only an operating-system crash may lose it. It is for files the
+// loop writes again before it uses them (the prompt, the last check's
+// output), where two fsyncs per file are most of their cost.
+func WriteFileReplace(path string, data []byte, perm os.FileMode) error {
+	return writeFileAtomic(path, data, perm, false)
+}
+
+func writeFileAtomic(path string, data []byte, perm os.FileMode, durable bool) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
@@ -76,8 +89,10 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err := f.Chmod(perm); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", path, err)
+	if durable {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("syncing %s: %w", path, err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
@@ -87,6 +102,9 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("renaming %s: %w", path, err)
 	}
 	ok = true
+	if !durable {
+		return nil
+	}
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()
 		d.Close()
