@@ -237,6 +237,7 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 	var unpushed error
 	if !cancelled {
 		unpushed = a.pushResult(ctx, res.State)
+		unpushed = a.bundleUnpushed(ctx, res, unpushed)
 	}
 	a.setOutputs(res)
 	if !cancelled {
@@ -284,6 +285,33 @@ func (a *actionRun) pushResult(ctx context.Context, st *state.State) error {
 	}
 	fmt.Fprintf(a.stdout, "agent-loop: pushed %s (%.12s) after the earlier push failures\n", h.Branch, h.HeadSHA)
 	return nil
+}
+
+// bundleFile is the loop branch as a git bundle, kept in the state artifact
+// when the branch could not be pushed.
+const bundleFile = "branch.bundle"
+
+// bundleUnpushed keeps the commits the remote does not have: when the loop
+// branch could not be pushed (unpushed is pushResult's error), the branch
+// is bundled into the loop directory, so the state artifact carries it and a
+// maintainer can fetch it; otherwise an earlier run's bundle is removed. It
+// returns unpushed, completed with how to get the commits.
+func (a *actionRun) bundleUnpushed(ctx context.Context, res *RunResult, unpushed error) error {
+	p := res.Dir.File(bundleFile)
+	h := res.State.Harness
+	if unpushed == nil || h.Branch == "" || h.BaseSHA == "" {
+		_ = os.Remove(p)
+		return unpushed
+	}
+	b, err := a.repo.Bundle(ctx, h.Branch, h.BaseSHA)
+	if err == nil {
+		err = state.WriteFileAtomic(p, b, 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("%w; bundling the branch failed too: %v", unpushed, err)
+	}
+	return fmt.Errorf("%w; the commits are kept as %s in the state artifact %s: download it and run `git fetch %s %s:%s`",
+		unpushed, bundleFile, artifactName(a.baseID), bundleFile, h.Branch, h.Branch)
 }
 
 // commandFiles are the workflow command files of this step: the agent's
@@ -368,14 +396,16 @@ func loopFiles(d state.Dir, withLogs bool, redact func(string) string) (map[stri
 		if !withLogs && (strings.HasPrefix(rel, "logs/") || strings.HasPrefix(rel, "transcripts/")) {
 			return nil
 		}
-		if rel == "control" {
+		if rel == "control" || (rel == bundleFile && !withLogs) {
 			return nil
 		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		if redact != nil && !strings.HasSuffix(rel, ".gz") {
+		// Compressed files and the bundle are binary: a mask would corrupt
+		// them (the bundle holds what a push would have published).
+		if redact != nil && !strings.HasSuffix(rel, ".gz") && rel != bundleFile {
 			b = []byte(redact(string(b)))
 		}
 		files[rel] = b

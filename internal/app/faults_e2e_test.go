@@ -224,6 +224,28 @@ func TestActionGitRemoteFaults(t *testing.T) {
 				t.Errorf("the artifact's state has %d push errors, the workspace's %d", len(pushErrors(saved)), len(errs))
 			}
 			validate(t, files["state.json"], "completed")
+			// The commits the remote lacks travel in the artifact as a git
+			// bundle that a clone of the remote fetches the branch from.
+			bundle, hasBundle := files["branch.bundle"]
+			if hasBundle == tc.onRemote {
+				t.Fatalf("the artifact has branch.bundle: %v; the remote has the result: %v", hasBundle, tc.onRemote)
+			}
+			if hasBundle {
+				if !strings.Contains(out, "git fetch branch.bundle "+branch+":"+branch) {
+					t.Errorf("the step log does not say how to fetch the commits from the bundle:\n%s", out)
+				}
+				bf := filepath.Join(t.TempDir(), "branch.bundle")
+				os.WriteFile(bf, bundle, 0o644)
+				clone := filepath.Join(t.TempDir(), "clone")
+				git(t, w.work, "clone", "-q", w.bare, clone)
+				git(t, clone, "fetch", "-q", bf, branch+":"+branch)
+				head, _ := st["agent_loop"].(map[string]any)["head_sha"].(string)
+				if got := git(t, clone, "rev-parse", branch); got != head || head == "" {
+					t.Errorf("the bundle's branch is at %s, the loop's head is %s", got, head)
+				}
+				git(t, clone, "merge-base", "--is-ancestor", best, branch)
+				git(t, clone, "fsck", "--strict", "--no-progress")
+			}
 		})
 	}
 }

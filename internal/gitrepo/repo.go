@@ -979,6 +979,29 @@ func (r *Repo) CommitTreeOf(ctx context.Context, sha string, req loop.CommitRequ
 	return loop.CommitResult{SHA: newSHA, Stat: stat}, nil
 }
 
+// Bundle returns a git bundle of branch with the commits that are not in
+// base (`git bundle create - refs/heads/<branch> ^<base>`): a file a person
+// can fetch the branch from (`git fetch x.bundle <branch>:<branch>`) in any
+// clone that has base, when the branch could not be pushed.
+func (r *Repo) Bundle(ctx context.Context, branch, base string) ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := validBranch(branch); err != nil {
+		return nil, err
+	}
+	if err := validRev(base); err != nil {
+		return nil, err
+	}
+	if err := r.begin(ctx); err != nil {
+		return nil, err
+	}
+	res, err := r.git(ctx, gitCall{args: []string{"bundle", "create", "-q", "-", "refs/heads/" + branch, "^" + base}})
+	if err != nil {
+		return nil, fmt.Errorf("bundling %s: %w", branch, err)
+	}
+	return res.stdout, nil
+}
+
 // History lists the commits reachable from branch and not from base, oldest
 // first, with their trailers parsed.
 func (r *Repo) History(ctx context.Context, branch, base string) ([]loop.Commit, error) {
