@@ -469,6 +469,7 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 		Fingerprint: testreport.Fingerprint(check.Tests, check.Output),
 		Rejected:    verdict.Critical(), Level: guide.Level,
 	}
+	waitPush := func() bool { return false }
 	if e.Opts.Commit {
 		crashpoint.Hit("before-commit")
 		cr, err := e.Repo.Commit(local, CommitRequest{
@@ -492,7 +493,10 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 		if len(cr.Excluded) > 0 {
 			e.logf("iteration %d: kept out of the commit (the token cannot push them): %s", n, strings.Join(cr.Excluded, ", "))
 		}
-		e.push(ctx)
+		// The push (a network round trip) runs while the checkpoint,
+		// the analytics and the state are written; it is waited for
+		// before anyone is told of the iteration.
+		waitPush = e.startPush(ctx)
 		rec.Excluded = cr.Excluded
 	} else {
 		rec.Stat = statOfDiff(baseDiff)
@@ -502,9 +506,16 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 	e.recordIteration(rec, checkDur, retries)
 	crashpoint.Hit("before-state-save")
 	if err := e.save(); err != nil {
+		waitPush()
 		return e.fail(err)
 	}
 	crashpoint.Hit("after-state-save")
+	if waitPush() {
+		// The failure belongs in the state too.
+		if err := e.save(); err != nil {
+			return e.fail(err)
+		}
+	}
 	e.logf("iteration %d: check %s%s, score %.0f%s", n, passFail(check.Passed), testsNote(check.Tests), verdict.Score, regressionNote(verdict))
 	e.observe(ctx, Event{Kind: EventIteration, State: e.st, Record: &e.records[len(e.records)-1]})
 
@@ -881,22 +892,36 @@ func (e *Engine) teeAgent(log io.Writer) (io.Writer, func()) {
 	}
 }
 
-func (e *Engine) push(ctx context.Context) {
-	if !e.Opts.Push {
-		return
-	}
+func (e *Engine) push(ctx context.Context) { e.startPush(ctx)() }
+
+// startPush pushes the loop branch (when pushing is on) in the background.
+// The returned function waits for the push and records a failure in the
+// state; it reports whether there was one. Nothing else may use the
+// repository or the state's push errors until it has been called.
+func (e *Engine) startPush(ctx context.Context) func() bool {
 	p, ok := e.Repo.(Pusher)
-	if !ok {
-		return
+	if !e.Opts.Push || !ok {
+		return func() bool { return false }
 	}
-	crashpoint.Hit("push")
-	err := p.Push(ctx, e.Opts.Branch)
-	crashpoint.Hit("after-push")
-	if err != nil {
+	done := make(chan error, 1)
+	go func() {
+		crashpoint.Hit("push")
+		err := p.Push(ctx, e.Opts.Branch)
+		crashpoint.Hit("after-push")
+		done <- err
+	}()
+	return sync.OnceValue(func() bool {
+		err := <-done
+		if err == nil {
+			return false
+		}
 		msg := fmt.Sprintf("%s: push failed: %v", e.now().UTC().Format(time.RFC3339), err)
+		e.mu.Lock()
 		e.st.Harness.PushErrors = append(e.st.Harness.PushErrors, msg)
+		e.mu.Unlock()
 		e.logf("push of %s failed (the commit is kept locally and pushed again later): %v", e.Opts.Branch, err)
-	}
+		return true
+	})
 }
 
 func passFail(ok bool) string {
