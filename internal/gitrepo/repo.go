@@ -863,6 +863,11 @@ func (r *Repo) Stage(ctx context.Context, froms ...string) ([]string, error) {
 		return nil, fmt.Errorf("staging the work tree of %s: %w", r.root, err)
 	}
 	r.staged = true
+	// One check of the repository for the diffs, which then run side by
+	// side without it (guard restores files; it must not run twice at once).
+	if err := r.guard(); err != nil {
+		return nil, err
+	}
 	out := make([]string, len(froms))
 	errs := make([]error, len(froms))
 	var wg sync.WaitGroup
@@ -888,13 +893,14 @@ func (r *Repo) Stage(ctx context.Context, froms ...string) ([]string, error) {
 	return out, nil
 }
 
-// diffCached is the unified diff from commit from to the index.
+// diffCached is the unified diff from commit from to the index. It runs git
+// without guard: the caller has just checked the repository.
 func (r *Repo) diffCached(ctx context.Context, from string, state []string) (string, error) {
 	args := append([]string{"diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", "--find-renames",
 		"--diff-algorithm=myers", "--indent-heuristic", "--src-prefix=a/", "--dst-prefix=b/", "--no-relative",
 		"-U3", "--inter-hunk-context=0", "--ignore-submodules=dirty", "-O/dev/null",
 		"--end-of-options", from, "--", "."}, excludeSpecs(state)...)
-	res, err := r.git(ctx, gitCall{args: args})
+	res, err := r.exec(ctx, gitCall{args: args})
 	if err != nil {
 		return "", fmt.Errorf("diffing %s against the work tree: %w", from, err)
 	}
