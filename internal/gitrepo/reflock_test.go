@@ -27,12 +27,7 @@ func TestStaleBranchLockIsCleared(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := newWorkRepo(t, nil)
-			r := openRepo(t, dir, Options{})
-			ctx := ctxT(t)
-			_, base, _ := r.Head(ctx)
-			if err := r.StartBranch(ctx, "loop", base); err != nil {
-				t.Fatal(err)
-			}
+			_, ctx, base := onLoopBranch(t, dir)
 			lock := filepath.Join(dir, ".git", "refs", "heads", "loop.lock")
 			if err := os.WriteFile(lock, []byte(base+"\n"), 0o644); err != nil {
 				t.Fatal(err)

@@ -14,12 +14,7 @@ import (
 func TestStageDiffsEqualDiff(t *testing.T) {
 	t.Parallel()
 	dir := newWorkRepo(t, nil)
-	r := openRepo(t, dir, Options{})
-	ctx := ctxT(t)
-	_, base, _ := r.Head(ctx)
-	if err := r.StartBranch(ctx, "loop", base); err != nil {
-		t.Fatal(err)
-	}
+	r, ctx, base := onLoopBranch(t, dir)
 	writeFiles(t, dir, map[string]string{"src/app.go": "package app\n\nfunc A() int { return 2 }\n"})
 	first, err := r.Commit(ctx, loop.CommitRequest{Subject: "iteration 1"})
 	if err != nil {
@@ -78,12 +73,7 @@ func TestCommitStagedCommitsWhatWasStaged(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := newWorkRepo(t, nil)
-			r := openRepo(t, dir, Options{})
-			ctx := ctxT(t)
-			_, base, _ := r.Head(ctx)
-			if err := r.StartBranch(ctx, "loop", base); err != nil {
-				t.Fatal(err)
-			}
+			r, ctx, base := onLoopBranch(t, dir)
 			writeFiles(t, dir, map[string]string{"src/app.go": "package app\n\nfunc A() int { return 2 }\n"})
 			if _, err := r.Stage(ctx, base); err != nil {
 				t.Fatal(err)
