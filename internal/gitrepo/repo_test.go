@@ -546,12 +546,7 @@ func TestContextCancelled(t *testing.T) {
 func TestPackedRefsAndHeldLock(t *testing.T) {
 	t.Parallel()
 	dir := newWorkRepo(t, nil)
-	r := openRepo(t, dir, Options{})
-	ctx := ctxT(t)
-	_, base, _ := r.Head(ctx)
-	if err := r.StartBranch(ctx, "loop", base); err != nil {
-		t.Fatal(err)
-	}
+	r, ctx, _ := onLoopBranch(t, dir)
 	runGit(t, dir, "pack-refs", "--all", "--prune")
 	if fileExists(filepath.Join(dir, ".git", "refs", "heads", "loop")) {
 		t.Fatal("pack-refs left the loose ref")
