@@ -17,6 +17,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 
 	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/refname"
 )
 
 var (
@@ -1222,32 +1223,12 @@ func validRev(rev string) error {
 	return nil
 }
 
-// validBranch checks a branch name before git does (refs/heads/<name>).
-func validBranch(name string) error {
-	if strings.HasPrefix(name, "-") || strings.HasPrefix(name, "refs/") || !validRefName("refs/heads/"+name) {
-		return fmt.Errorf("branch name %q is not valid: use letters, digits and -_./ (for example agent-loop/fix-tests)", name)
-	}
-	return nil
-}
+// validBranch checks a branch name before git does (refs/heads/<name>),
+// with the same rules the loop's specification checked at preflight.
+func validBranch(name string) error { return refname.Branch(name) }
 
 // validRefName applies git-check-ref-format's rules.
-func validRefName(ref string) bool {
-	if ref == "" || ref == "@" || len(ref) > 1024 || strings.HasSuffix(ref, "/") || strings.HasSuffix(ref, ".") ||
-		strings.Contains(ref, "..") || strings.Contains(ref, "@{") || strings.Contains(ref, "//") {
-		return false
-	}
-	for _, c := range ref {
-		if c < 0x20 || c == 0x7f || strings.ContainsRune(" ~^:?*[\\", c) {
-			return false
-		}
-	}
-	for _, comp := range strings.Split(ref, "/") {
-		if comp == "" || strings.HasPrefix(comp, ".") || strings.HasSuffix(comp, ".lock") {
-			return false
-		}
-	}
-	return true
-}
+func validRefName(ref string) bool { return refname.Check(ref) == nil }
 
 func isHex(s string) bool {
 	for _, c := range s {
