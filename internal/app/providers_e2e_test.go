@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/aiwg/agent-loop/internal/app"
-	"github.com/aiwg/agent-loop/internal/config"
 	"github.com/aiwg/agent-loop/internal/fakemodel"
 	"github.com/aiwg/agent-loop/internal/schemas"
+	"github.com/aiwg/agent-loop/internal/spec"
 )
 
 // The whole loop with the real Claude Code and Codex CLIs, driven by the fake
@@ -96,18 +96,22 @@ func TestLoopWithRealCLIs(t *testing.T) {
 				tc.keyVar + "=sk-test-" + tc.provider + "-key-0123456789", "GITHUB_TOKEN=ghs_harnessSecret0123456789"}
 			os.MkdirAll(filepath.Join(top, "home"), 0o755)
 			environ = append(environ, tc.env(srv)...)
-			cfg := config.Defaults()
-			cfg.Dir, cfg.Task, cfg.Completion = dir, "make test.sh pass", "sh test.sh"
-			cfg.Provider, cfg.Model, cfg.MaxIterations = tc.provider, tc.model, 2
-			cfg.Timeout = 5 * time.Minute
+			s := spec.Defaults(spec.DoorCLI)
+			s.Start.Dir, s.Spec.Task, s.Spec.Criterion.Command = dir, "make test.sh pass", "sh test.sh"
+			s.Spec.Agent.Provider, s.Spec.Agent.Model, s.Spec.Limits.MaxIterations = tc.provider, tc.model, 2
+			s.Spec.Limits.Timeout = 5 * time.Minute
+			v, err := spec.Validate(s, spec.DoorCLI)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var errOut bytes.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
-			res, err := app.Run(ctx, cfg, app.IO{Stdin: strings.NewReader(""), Stdout: &errOut, Stderr: &errOut, Environ: environ}, app.Hooks{})
+			res, err := app.Run(ctx, v, app.IO{Stdin: strings.NewReader(""), Stdout: &errOut, Stderr: &errOut, Environ: environ}, app.Hooks{})
 			if err != nil {
 				t.Fatalf("run: %v\n%s", err, errOut.String())
 			}
-			if res.Outcome.ExitCode() != 0 || res.State.Iteration != 1 {
+			if !res.Completed() || res.State.Iteration != 1 {
 				t.Fatalf("outcome %+v\n%s", res.Outcome, errOut.String())
 			}
 			b, _ := os.ReadFile(filepath.Join(dir, "answer.txt"))

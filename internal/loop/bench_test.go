@@ -22,6 +22,7 @@ import (
 	"github.com/aiwg/agent-loop/internal/judge"
 	"github.com/aiwg/agent-loop/internal/loop"
 	"github.com/aiwg/agent-loop/internal/report"
+	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/state"
 	"github.com/aiwg/agent-loop/internal/testreport"
 )
@@ -404,17 +405,22 @@ func (t *timedRepo) Push(ctx context.Context, branch string) error {
 }
 
 // newBenchState is a fresh loop's state, as app.Run makes it.
-func newBenchState(id, dir string, maxIt int) *state.State {
+func newBenchState(id, dir string, maxIt int, push bool) *state.State {
 	pid := os.Getpid()
-	tm := 24 * 60
-	return &state.State{
-		Version: state.Version, LoopID: id, Status: state.Running, Task: "make the tests pass", CompletionCriteria: "go test ./...",
+	st := &state.State{
+		Version: state.Version, LoopID: id, Status: state.Running,
 		StartedAt: time.Now().UTC().Truncate(time.Second), PID: &pid, WorkingDirectory: dir,
-		Configuration: state.Configuration{MaxIterations: maxIt, TimeoutMinutes: &tm, AutoTest: true, CheckpointInterval: 1, ExecutionMode: "default"},
+		Configuration: state.Configuration{AutoTest: true, CheckpointInterval: 1, ExecutionMode: "default"},
 		Progress:      state.Progress{CompletionChecks: []state.Check{}}, ReinforcementLevel: "MINIMAL",
-		Harness: state.Harness{Host: state.Hostname(), PIDStart: state.ProcessStart(pid), Provider: "bench", Commit: true, Push: true,
-			RegressionPolicy: "revert", ConfirmRuns: 1, CriterionSource: "flag", Confidence: "given"},
+		Harness: state.Harness{Host: state.Hostname(), PIDStart: state.ProcessStart(pid), Provider: "bench"},
 	}
+	sp := spec.Defaults(spec.DoorCLI).Spec
+	sp.Task = "make the tests pass"
+	sp.Criterion = spec.Criterion{Command: "go test ./...", Workdir: ".", Source: spec.SourceFlag, Confidence: "given"}
+	sp.Limits.MaxIterations, sp.Limits.Timeout = maxIt, 24*time.Hour
+	sp.Publish.Branch, sp.Publish.Push = spec.DefaultBranch(id), push
+	st.SetSpec(sp)
+	return st
 }
 
 func BenchmarkHarnessIteration(b *testing.B) {
@@ -439,10 +445,8 @@ func BenchmarkHarnessIteration(b *testing.B) {
 				Agent: agent, Verifier: &benchVerifier{m: m}, Repo: tr, Judge: judge.New(judge.Options{}),
 				Dir: state.NewDir(fix.harness, id), Registry: state.NewStore(fix.harness),
 				Observer: obs,
-				Opts: loop.Options{Task: "make the tests pass", Criterion: "go test ./...", MaxIterations: b.N,
-					Timeout: 24 * time.Hour, Commit: true, Push: true, Branch: "agent-loop/" + id, ConfirmRuns: 1},
 			}
-			out, err := eng.Run(context.Background(), newBenchState(id, fix.harness, b.N))
+			out, err := eng.Run(context.Background(), newBenchState(id, fix.harness, b.N, true))
 			m.stop()
 			if err != nil {
 				b.Fatal(err)
@@ -558,7 +562,7 @@ func BenchmarkPromptFeedback(b *testing.B) {
 			}
 			rec := loop.Record{Iteration: 3, Check: loop.CheckResult{ExitCode: 1, Output: tc.out, Tests: sum},
 				Agent: loop.AgentResult{Message: "I fixed the tokenizer's end-of-input handling."}, Stat: loop.DiffStat{Files: 2}}
-			prompt := loop.BuildPrompt(loop.PromptInput{Task: "Make the parser tests pass", Criterion: "go test ./...", Workdir: ".",
+			prompt := loop.BuildPrompt(loop.PromptInput{Task: "Make the parser tests pass", Criterion: spec.Criterion{Command: "go test ./...", Workdir: "."},
 				Iteration: 4, MaxIterations: 10, Records: []loop.Record{rec}, Guidance: loop.Guidance{Level: "MINIMAL"}, FeedbackBytes: 8 << 10})
 			sec := section(prompt, "# Result of the check")
 			b.ReportMetric(float64(len(tc.out)), "output-bytes")
@@ -652,10 +656,8 @@ func stateGrowth(b *testing.B, iterations int, points []int) map[int]map[string]
 	eng := &loop.Engine{
 		Agent: agent, Verifier: &benchVerifier{m: m}, Repo: repo, Judge: judge.New(judge.Options{}),
 		Dir: d, Registry: state.NewStore(dir), Observer: obs,
-		Opts: loop.Options{Task: "make the tests pass", Criterion: "go test ./...", MaxIterations: iterations,
-			Timeout: 24 * time.Hour, Commit: true, Branch: "agent-loop/" + id, ConfirmRuns: 1},
 	}
-	out, err := eng.Run(context.Background(), newBenchState(id, dir, iterations))
+	out, err := eng.Run(context.Background(), newBenchState(id, dir, iterations, false))
 	if err != nil {
 		b.Fatal(err)
 	}

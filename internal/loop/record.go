@@ -323,16 +323,16 @@ func (e *Engine) reconcile(ctx context.Context) error {
 			e.baseline.FileCount, e.baseline.LinesOfCode, e.baseline.LintErrors = bm.FileCount, bm.LinesOfCode, bm.LintErrors
 		}
 	}
-	if !e.Opts.Commit {
+	if !e.spec.Publish.Commit {
 		return nil
 	}
 	if e.st.Harness.Branch == "" {
 		// Stopped after its baseline and before it recorded its branch:
 		// start the branch now (or take over the one it had made).
-		if err := e.Repo.StartBranch(ctx, e.Opts.Branch, e.st.Harness.BaseSHA); err != nil {
-			return fmt.Errorf("resuming: starting the loop branch %s: %w", e.Opts.Branch, err)
+		if err := e.Repo.StartBranch(ctx, e.spec.Publish.Branch, e.st.Harness.BaseSHA); err != nil {
+			return fmt.Errorf("resuming: starting the loop branch %s: %w", e.spec.Publish.Branch, err)
 		}
-		e.st.Harness.Branch = e.Opts.Branch
+		e.st.Harness.Branch = e.spec.Publish.Branch
 	}
 	if err := e.Repo.Checkout(ctx, e.st.Harness.Branch); err != nil {
 		return fmt.Errorf("resuming on branch %s: %w", e.st.Harness.Branch, err)
@@ -399,7 +399,7 @@ func (e *Engine) reconcile(ctx context.Context) error {
 	// Where the next iteration starts: the head, or, after a rejected
 	// iteration under a reverting policy, the best iteration so far.
 	target := head
-	if n := len(e.records); n > 0 && e.records[n-1].Rejected && (e.Opts.RegressionPolicy == "revert" || e.Opts.RegressionPolicy == "human-gate") {
+	if n := len(e.records); n > 0 && e.records[n-1].Rejected && (e.spec.Policy.Regression == "revert" || e.spec.Policy.Regression == "human-gate") {
 		target, _ = e.revertTarget()
 	}
 	if len(dirty) > 0 || target != head {
@@ -434,7 +434,7 @@ func (e *Engine) finish(stop stopReason) (Outcome, error) {
 		_ = e.save()
 		crashpoint.Hit("completing-saved")
 	}
-	if e.Opts.Commit && e.st.Harness.Branch != "" && len(e.records) > 0 && stop.status != state.Paused {
+	if e.spec.Publish.Commit && e.st.Harness.Branch != "" && len(e.records) > 0 && stop.status != state.Paused {
 		if err := e.publish(ctx, best, reason); err != nil {
 			e.logf("publishing the best iteration failed: %v", err)
 			if stop.status == state.Completed {
@@ -444,7 +444,7 @@ func (e *Engine) finish(stop stopReason) (Outcome, error) {
 			}
 		}
 	}
-	if u, ok := e.Repo.(Unstager); ok && !e.Opts.Commit {
+	if u, ok := e.Repo.(Unstager); ok && !e.spec.Publish.Commit {
 		if err := u.Unstage(ctx); err != nil {
 			e.logf("the changes stay staged in the index: %v", err)
 		}

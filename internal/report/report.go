@@ -56,19 +56,17 @@ func Render(st *state.State, o Options) string {
 	} else if st.Status == state.Running {
 		fmt.Fprintf(&b, "**Progress:** iteration %d of at most %d\n\n", st.Iteration, st.Configuration.MaxIterations)
 	}
-	src := map[string]string{"flag": "given with --completion", "inferred": "inferred", "action-input": "given as the completion input"}[h.CriterionSource]
-	if src == "" {
-		src = "given"
+	crit := h.Spec.Criterion
+	src := crit.Source.Phrase()
+	if crit.Confidence != "" && crit.Confidence != "given" {
+		src += ", " + crit.Confidence + " confidence"
 	}
-	if h.Confidence != "" && h.Confidence != "given" {
-		src += ", " + h.Confidence + " confidence"
-	}
-	fmt.Fprintf(&b, "**Completion check** (%s): `%s`", src, st.CompletionCriteria)
-	if h.Workdir != "" && h.Workdir != "." {
-		fmt.Fprintf(&b, " in `%s`", h.Workdir)
+	fmt.Fprintf(&b, "**Completion check** (%s): `%s`", src, crit.Command)
+	if crit.Workdir != "" && crit.Workdir != "." {
+		fmt.Fprintf(&b, " in `%s`", crit.Workdir)
 	}
 	b.WriteString("\n")
-	for _, ev := range h.Evidence {
+	for _, ev := range crit.Evidence {
 		fmt.Fprintf(&b, "- %s\n", ev)
 	}
 	b.WriteString("\n")
