@@ -95,12 +95,14 @@ func (d Door) ref(p *Param) string {
 	return p.Name
 }
 
-// Defaults returns the settings with the default of every parameter this
-// door has (the others stay zero: a CLI loop has no pull request).
+// Defaults returns the settings with the default of every parameter, but
+// for the Action's own ones at the CLI (they stay zero: a CLI loop has no
+// pull request). The Action takes the CLI's defaults of what it has no
+// input for (a commit per iteration).
 func Defaults(door Door) Settings {
 	var s Settings
 	for _, p := range Params() {
-		if !door.Has(p) {
+		if door == DoorCLI && !door.Has(p) {
 			continue
 		}
 		def := p.Default

@@ -76,6 +76,16 @@ func (v Validated) Door() Door { return v.door }
 // was given: --agent-command alone means --provider command.
 func Validate(s Settings, door Door) (Validated, error) {
 	s = s.Clone()
+	if err := check(&s, door, true); err != nil {
+		return Validated{}, err
+	}
+	return Validated{s: s, door: door}, nil
+}
+
+// check finds the problems of s; start says whether the choices of a start
+// (the loop id, inference, the Action's token) are checked too, or only the
+// Spec (a resume's).
+func check(s *Settings, door Door, start bool) error {
 	if s.Spec.Agent.Command != "" && !s.Given("provider") {
 		s.Spec.Agent.Provider = "command"
 	}
@@ -109,7 +119,7 @@ func Validate(s Settings, door Door) (Validated, error) {
 		add("timeout", "must be a positive number of minutes", "use e.g. "+Lookup("timeout").Default)
 	}
 	for _, name := range []string{"iteration-timeout", "idle-timeout", "check-timeout"} {
-		if *Lookup(name).field(&s).(*timeDuration) < 0 {
+		if *Lookup(name).field(s).(*timeDuration) < 0 {
 			add(name, "must not be negative", "use minutes, or 0")
 		}
 	}
@@ -127,13 +137,12 @@ func Validate(s Settings, door Door) (Validated, error) {
 	if door.Has(Lookup("agent-config")) && !slices.Contains(AgentConfigs, sp.Agent.Config) {
 		add("agent-config", fmt.Sprintf("unknown value %q", sp.Agent.Config), "say whose configuration the CLI reads", AgentConfigs...)
 	}
-	if !s.Start.Infer && strings.TrimSpace(sp.Criterion.Command) == "" {
-		cause := "--no-infer-completion needs an explicit --completion"
+	if start && !s.Start.Infer && strings.TrimSpace(sp.Criterion.Command) == "" {
+		cause, fix := "--no-infer-completion needs an explicit --completion", `give the command that exits 0 when the task is done, e.g. --completion "npm test"`
 		if door == DoorAction {
-			cause = "infer-completion is false, so the completion command must be given"
+			cause, fix = "infer-completion is false, so the completion command must be given", `give the command that exits 0 when the task is done as the completion input, e.g. "npm test"`
 		}
-		add("completion", cause,
-			fmt.Sprintf(`give the command that exits 0 when the task is done, e.g. %s "npm test"`, door.Ref("completion")))
+		add("completion", cause, fix)
 	}
 	if sp.Limits.BudgetUSD < 0 {
 		add("budget-usd", "must not be negative", "use 0 for no budget")
@@ -147,7 +156,7 @@ func Validate(s Settings, door Door) (Validated, error) {
 	if !slices.Contains(RegressionPolicies, sp.Policy.Regression) {
 		add("regression-policy", fmt.Sprintf("unknown policy %q", sp.Policy.Regression), "choose what happens after a cheating iteration", RegressionPolicies...)
 	}
-	if door == DoorAction && !slices.Contains(PRModes, sp.Publish.PR) {
+	if start && door == DoorAction && !slices.Contains(PRModes, sp.Publish.PR) {
 		add("pr", fmt.Sprintf("unknown value %q", sp.Publish.PR), "say what to publish at the end", PRModes...)
 	}
 	if sp.Publish.Branch != "" {
@@ -165,19 +174,16 @@ func Validate(s Settings, door Door) (Validated, error) {
 			add("base", err.Error(), "")
 		}
 	}
-	if id := s.Start.LoopID; id != "" && !ValidLoopID(id) {
+	if id := s.Start.LoopID; start && id != "" && !ValidLoopID(id) {
 		add("loop-id", fmt.Sprintf("%q does not match ralph-<slug>-<8 hex>", id), "e.g. ralph-fix-tests-a1b2c3d4, or leave it out to generate one")
 	}
 	if wd := sp.Criterion.Workdir; wd != "" && (path.IsAbs(wd) || strings.HasPrefix(path.Clean(wd), "..")) {
 		add("workdir", fmt.Sprintf("%q must be relative to the repository root and stay inside it", wd), "use e.g. packages/api")
 	}
-	if door == DoorAction && strings.TrimSpace(s.Action.Token) == "" {
+	if start && door == DoorAction && strings.TrimSpace(s.Action.Token) == "" {
 		add("github-token", "empty", "leave it at its default ${{ github.token }} and grant `permissions: contents: write, pull-requests: write, issues: write`, or pass a GitHub App token")
 	}
-	if err := errors.Join(errs...); err != nil {
-		return Validated{}, err
-	}
-	return Validated{s: s, door: door}, nil
+	return errors.Join(errs...)
 }
 
 // timeDuration lets Validate read duration fields through the table.
@@ -206,11 +212,10 @@ func Amend(saved Spec, changes Settings, door Door) (Settings, error) {
 		s.given[p.Name] = true
 	}
 	s.problems = append(s.problems, changes.problems...)
-	v, err := Validate(s, door)
-	if err != nil {
+	if err := check(&s, door, false); err != nil {
 		return Settings{}, err
 	}
-	return v.s, nil
+	return s, nil
 }
 
 // copyField copies the value src points to into dst (both from the same
