@@ -59,7 +59,10 @@ var codexQuietConfig = []string{
 // Preflight checks the CLI, the credentials (with a private configuration)
 // and the model API, and returns `codex --version`.
 func (c *Codex) Preflight(ctx context.Context, env []string) (string, error) {
-	home, cleanup, err := c.codexHome(env)
+	home, cleanup, err := c.scratchHome()
+	if uc := userCodexConfig(c.cfg.AgentConfig, env); uc != nil {
+		home, cleanup, err = uc.home, func() {}, nil
+	}
 	if err != nil {
 		return "", err
 	}

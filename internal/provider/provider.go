@@ -209,6 +209,12 @@ func (b *cliBase) home() (string, func(), error) {
 		}
 		return dir, func() {}, nil
 	}
+	return b.scratchHome()
+}
+
+// scratchHome is a configuration directory for a preflight (`--version`):
+// temporary, so a preflight that fails leaves nothing in the repository.
+func (b *cliBase) scratchHome() (string, func(), error) {
 	dir, err := os.MkdirTemp("", "agent-loop-"+b.name+"-")
 	if err != nil {
 		return "", nil, fmt.Errorf("creating %s configuration directory: %w", b.name, err)
