@@ -292,6 +292,7 @@ type benchAgent struct {
 	m         *meter
 	fix       benchFixture
 	floor     bool
+	local     bool // the floor does not push (no remote: the loop without --push)
 	floorWall time.Duration
 	floorCPU  time.Duration
 	floorRuns []time.Duration // the floor's wall time, per iteration
@@ -309,7 +310,9 @@ func (a *benchAgent) Run(ctx context.Context, req loop.AgentRequest) (loop.Agent
 		t0, c0 := time.Now(), cpuNow()
 		benchGit(a.tb, a.fix.floor, "add", "-A")
 		benchGit(a.tb, a.fix.floor, "commit", "-q", "-m", "x")
-		benchGit(a.tb, a.fix.floor, "push", "-q")
+		if !a.local {
+			benchGit(a.tb, a.fix.floor, "push", "-q")
+		}
 		a.floorWall += time.Since(t0)
 		a.floorCPU += cpuNow() - c0
 		a.floorRuns = append(a.floorRuns, time.Since(t0))
@@ -467,6 +470,68 @@ func BenchmarkHarnessIteration(b *testing.B) {
 			b.ReportMetric(perOp(b.Elapsed()-tr.diff-tr.commit-tr.push), "rest-ms/op")
 		})
 	}
+}
+
+// BenchmarkLocalIteration is the harness's marginal cost of one iteration
+// without a remote (no --push), at 10,000 tracked files: a whole loop of 8
+// iterations minus a whole loop of 2 (so the baseline, the branch and the
+// publishing at the end, which every loop pays once, cancel), divided by
+// 6, with the agent and the check excluded. The floor is the same for `git
+// add -A && git commit` on the twin repository, run inside each agent turn
+// (interleaved, so a busy neighbour slows both). x-floor is the ratio of
+// the marginal costs; the target is 1.2x. Each of the b.N repetitions runs
+// both loops on a reset fixture.
+func BenchmarkLocalIteration(b *testing.B) {
+	const n, short, long = 10000, 2, 8
+	fix := openFixture(b, n)
+	defer fix.reset(b)
+	b.StopTimer()
+	var harness, floor [2]time.Duration
+	var parts [2]struct{ diff, commit time.Duration }
+	for rep := 0; rep < b.N; rep++ {
+		for k, iters := range []int{short, long} {
+			fix.reset(b)
+			m := &meter{b: b}
+			repo, err := gitrepo.Open(fix.harness, gitrepo.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			tr := &timedRepo{Repo: repo, m: m}
+			agent := &benchAgent{tb: b, m: m, fix: fix, floor: true, local: true}
+			id := state.NewLoopID("bench local iteration")
+			eng := &loop.Engine{
+				Agent: agent, Verifier: &benchVerifier{m: m}, Repo: tr, Judge: judge.New(judge.Options{}),
+				Dir: state.NewDir(fix.harness, id), Registry: state.NewStore(fix.harness),
+			}
+			st := newBenchState(id, fix.harness, iters, false)
+			m.start()
+			out, err := eng.Run(context.Background(), st)
+			m.stop()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if out.Iterations != iters {
+				b.Fatalf("the loop stopped after %d of %d iterations: %s: %s", out.Iterations, iters, out.Status, out.StopReason)
+			}
+			harness[k] += m.wall
+			floor[k] += agent.floorWall
+			parts[k].diff += tr.diff
+			parts[k].commit += tr.commit
+		}
+	}
+	// per is the marginal cost of one iteration: (the loop of 8 - the loop
+	// of 2) / 6, in ms, per repetition.
+	per := func(of8, of2 time.Duration) float64 {
+		return float64((of8-of2).Microseconds()) / 1000 / float64(b.N*(long-short))
+	}
+	h, f := per(harness[1], harness[0]), per(floor[1], floor[0])
+	b.ReportMetric(h, "ms/iteration")
+	b.ReportMetric(f, "floor-ms/iteration")
+	b.ReportMetric(h/f, "x-floor")
+	b.ReportMetric(per(parts[1].diff, parts[0].diff), "stage-ms/iteration")
+	b.ReportMetric(per(parts[1].commit, parts[0].commit), "commit-ms/iteration")
+	b.ReportMetric(float64(harness[0].Microseconds())/1000/float64(b.N), "loop2-ms")
+	b.ReportMetric(float64(harness[1].Microseconds())/1000/float64(b.N), "loop8-ms")
 }
 
 // medianRatio is the median of h[i]/f[i]: one slow push on a shared

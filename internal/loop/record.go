@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aiwg/agent-loop/internal/crashpoint"
@@ -20,20 +22,28 @@ import (
 // outputKeep is how much of a check's output the state keeps per check.
 const outputKeep = 2000
 
-// save writes state.json and the registry heartbeat.
+// save writes state.json and the registry heartbeat. The two durable
+// writes (each a file and a directory fsync) go to disk side by side: the
+// registry only mirrors the state, and the state is what a resume trusts.
 func (e *Engine) save() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.Dir.Save(e.st, e.now()); err != nil {
-		return err
-	}
-	crashpoint.Hit("state-saved")
+	var regErr error
+	var wg sync.WaitGroup
 	if e.Registry != nil {
-		if err := e.Registry.Sync(e.st); err != nil {
-			return err
-		}
+		cp := *e.st // the registry reads a copy: Save stamps the state
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			regErr = e.Registry.Sync(&cp)
+		}()
 	}
-	return nil
+	err := e.Dir.Save(e.st, e.now())
+	if err == nil {
+		crashpoint.Hit("state-saved")
+	}
+	wg.Wait()
+	return cmp.Or(err, regErr)
 }
 
 func (e *Engine) recordBaseline(check CheckResult) {
@@ -126,12 +136,19 @@ func (e *Engine) recordIteration(r Record, checkDur time.Duration, retries int) 
 		Agent: mustJSON(r.Agent), Check: mustJSON(checkForCheckpoint(r.Check)), Verdict: mustJSON(r.Verdict),
 		DiffStat: mustJSON(r.Stat), Commit: r.Commit, Entry: entry,
 	}
-	if rel, err := e.Dir.WriteCheckpoint(cp); err == nil {
-		e.st.LastCheckpoint = &rel
-	} else {
-		e.logf("writing checkpoint %d failed: %v", r.Iteration, err)
-	}
-	crashpoint.Hit("after-checkpoint")
+	// The checkpoint and analytics.json are written side by side (two
+	// durable writes, each waiting for the disk); both before the state.
+	var (
+		wg    sync.WaitGroup
+		cpRel string
+		cpErr error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		cpRel, cpErr = e.Dir.WriteCheckpoint(cp)
+		crashpoint.Hit("after-checkpoint")
+	}()
 	agentS, checkS := r.Agent.Duration.Seconds(), checkDur.Seconds()
 	ia := state.IterationAnalytics{
 		Iteration: r.Iteration, StartedAt: r.Started.UTC().Truncate(time.Second), TotalSeconds: round3(r.Duration.Seconds()),
@@ -149,6 +166,14 @@ func (e *Engine) recordIteration(r Record, checkDur time.Duration, retries int) 
 		e.logf("writing analytics failed: %v", err)
 	}
 	e.updatePersistenceMetrics()
+	wg.Wait()
+	if cpErr != nil {
+		e.logf("writing checkpoint %d failed: %v", r.Iteration, cpErr)
+		return
+	}
+	e.mu.Lock()
+	e.st.LastCheckpoint = &cpRel
+	e.mu.Unlock()
 }
 
 func checkForCheckpoint(c CheckResult) any {
