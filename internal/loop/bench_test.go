@@ -522,7 +522,7 @@ func BenchmarkLocalIteration(b *testing.B) {
 	// per is the marginal cost of one iteration: (the loop of 8 - the loop
 	// of 2) / 6, in ms, per repetition.
 	per := func(of8, of2 time.Duration) float64 {
-		return float64((of8-of2).Microseconds()) / 1000 / float64(b.N*(long-short))
+		return float64((of8 - of2).Microseconds()) / 1000 / float64(b.N*(long-short))
 	}
 	h, f := per(harness[1], harness[0]), per(floor[1], floor[0])
 	b.ReportMetric(h, "ms/iteration")
