@@ -53,40 +53,57 @@ func (o stopAtBaseline) Observe(_ context.Context, ev loop.Event) {
 	}
 }
 
-// Every field of the Spec survives a real resume: a loop paused after its
-// baseline is given a Spec with no field left zero, resumed (with one
-// change given explicitly, as `resume --max-iterations` does), and ends
-// with exactly that Spec. A field added to the Spec fails this test until
-// it has a value here, so it cannot be forgotten on the way.
-func TestResumeRoundTripsEverySpecField(t *testing.T) {
+// newDoneRepo is a repository whose check (sh test.sh) passes once the
+// agent (sh agent.sh) has made the file done.
+func newDoneRepo(t *testing.T) string {
 	dir := t.TempDir()
-	remote := filepath.Join(t.TempDir(), "origin.git")
 	git(t, dir, "init", "-q", "-b", "main")
 	os.WriteFile(filepath.Join(dir, "test.sh"), []byte("test -e done\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "agent.sh"), []byte("touch done\n"), 0o644)
 	git(t, dir, "add", "-A")
 	git(t, dir, "commit", "-qm", "start")
-	git(t, filepath.Dir(remote), "init", "-q", "--bare", remote)
-	git(t, dir, "remote", "add", "origin", remote)
+	return dir
+}
 
+// pausedAtBaseline starts loop id in dir (adjusted by configure) and stops
+// it once its baseline is recorded: paused, to be resumed.
+func pausedAtBaseline(t *testing.T, dir, id string, configure func(*spec.Settings)) (app.IO, *bytes.Buffer) {
+	t.Helper()
 	s := spec.Defaults(spec.DoorCLI)
-	s.Start.Dir, s.Start.LoopID = dir, "ralph-roundtrip-0123abcd"
-	s.Spec.Task, s.Spec.Criterion.Command = "make done exist", "sh test.sh"
-	s.Spec.Agent.Command = "sh agent.sh"
-	s.Spec.Publish.Branch = "agent-loop/roundtrip" // started before the pause
+	s.Start.Dir, s.Start.LoopID = dir, id
+	s.Spec.Task, s.Spec.Criterion.Command, s.Spec.Agent.Command = "make done exist", "sh test.sh", "sh agent.sh"
 	s.Set(spec.DoorCLI, "quiet", "true")
+	if configure != nil {
+		configure(&s)
+	}
 	v, err := spec.Validate(s, spec.DoorCLI)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out bytes.Buffer
-	o := app.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}}
+	out := &bytes.Buffer{}
+	o := app.IO{Stdin: strings.NewReader(""), Stdout: out, Stderr: out, Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}}
 	res, err := app.Run(ctx, v, o, app.Hooks{Observer: stopAtBaseline{cancel}})
 	if err != nil || res.State.Status != state.Paused {
-		t.Fatalf("first run: %v, status %v\n%s", err, res.State.Status, out.String())
+		t.Fatalf("first run: %v\n%s", err, out.String())
 	}
+	return o, out
+}
+
+// Every field of the Spec survives a real resume: a loop paused after its
+// baseline is given a Spec with no field left zero, resumed (with one
+// change given explicitly, as `resume --max-iterations` does), and ends
+// with exactly that Spec. A field added to the Spec fails this test until
+// it has a value here, so it cannot be forgotten on the way.
+func TestResumeRoundTripsEverySpecField(t *testing.T) {
+	dir := newDoneRepo(t)
+	remote := filepath.Join(t.TempDir(), "origin.git")
+	git(t, filepath.Dir(remote), "init", "-q", "--bare", remote)
+	git(t, dir, "remote", "add", "origin", remote)
+	o, out := pausedAtBaseline(t, dir, "ralph-roundtrip-0123abcd", func(s *spec.Settings) {
+		s.Spec.Publish.Branch = "agent-loop/roundtrip" // started before the pause
+	})
 
 	full := spec.Spec{
 		Task: "make done exist",
@@ -116,7 +133,7 @@ func TestResumeRoundTripsEverySpecField(t *testing.T) {
 	var changes spec.Settings
 	changes.Set(spec.DoorCLI, "max-iterations", "4")
 	out.Reset()
-	res, err = app.Resume(context.Background(), dir, "ralph-roundtrip-0123abcd", app.ResumeOptions{Changes: changes}, o, app.Hooks{})
+	res, err := app.Resume(context.Background(), dir, "ralph-roundtrip-0123abcd", app.ResumeOptions{Changes: changes}, o, app.Hooks{})
 	if err != nil || !res.Completed() {
 		t.Fatalf("resume: %v\n%s", err, out.String())
 	}
@@ -155,25 +172,8 @@ func readLog(t *testing.T, d state.Dir, n int) string {
 // agent_loop and configuration) still resumes: the Spec is rebuilt from
 // what it has, the rest from the parameters' defaults, and saved whole.
 func TestResumeOldStateWithoutSpec(t *testing.T) {
-	dir := t.TempDir()
-	git(t, dir, "init", "-q", "-b", "main")
-	os.WriteFile(filepath.Join(dir, "test.sh"), []byte("test -e done\n"), 0o644)
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-qm", "start")
-	s := spec.Defaults(spec.DoorCLI)
-	s.Start.Dir, s.Start.LoopID, s.Start.Quiet = dir, "ralph-old-0123abcd", true
-	s.Spec.Task, s.Spec.Criterion.Command, s.Spec.Agent.Command = "make done exist", "sh test.sh", "touch done"
-	v, err := spec.Validate(s, spec.DoorCLI)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out bytes.Buffer
-	o := app.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}}
-	if _, err := app.Run(ctx, v, o, app.Hooks{Observer: stopAtBaseline{cancel}}); err != nil {
-		t.Fatal(err)
-	}
+	dir := newDoneRepo(t)
+	o, out := pausedAtBaseline(t, dir, "ralph-old-0123abcd", nil)
 	// Rewrite the state as the version before the Spec wrote it.
 	d := state.NewDir(dir, "ralph-old-0123abcd")
 	var raw map[string]any
@@ -183,7 +183,7 @@ func TestResumeOldStateWithoutSpec(t *testing.T) {
 	}
 	h := raw["agent_loop"].(map[string]any)
 	delete(h, "spec")
-	h["agent_command"], h["commit"], h["criterion_source"], h["confirm_runs"] = "touch done", true, "flag", 0
+	h["agent_command"], h["commit"], h["criterion_source"], h["confirm_runs"] = "sh agent.sh", true, "flag", 0
 	b, _ = json.Marshal(raw)
 	if err := os.WriteFile(d.StatePath(), b, 0o644); err != nil {
 		t.Fatal(err)
@@ -194,7 +194,7 @@ func TestResumeOldStateWithoutSpec(t *testing.T) {
 	}
 	got, _ := d.Load()
 	sp := got.Harness.Spec
-	if sp.Agent.Command != "touch done" || sp.Criterion.Command != "sh test.sh" || sp.Limits.IdleTimeout != spec.Defaults(spec.DoorCLI).Spec.Limits.IdleTimeout {
+	if sp.Agent.Command != "sh agent.sh" || sp.Criterion.Command != "sh test.sh" || sp.Limits.IdleTimeout != spec.Defaults(spec.DoorCLI).Spec.Limits.IdleTimeout {
 		t.Errorf("rebuilt spec %+v", sp)
 	}
 	b, _ = os.ReadFile(d.StatePath())
