@@ -176,12 +176,16 @@ func (c *Command) usage(w io.Writer) {
 // help lists params (from the parameter table, as spec.Usage writes them)
 // and then the subcommand's own flags.
 func (c *Command) flags(name, usageLine string, params []*spec.Param) (*flag.FlagSet, *string) {
+	paramUsage := spec.Usage
+	if name == "resume" {
+		paramUsage = spec.ResumeUsage
+	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(c.Stderr)
 	dir := fs.String("C", ".", "run in `DIR` (any directory inside the repository)")
 	fs.Usage = func() {
 		fmt.Fprintf(c.Stderr, "Usage: agent-loop %s\n\nFlags:\n", usageLine)
-		fmt.Fprint(c.Stderr, spec.Usage(params))
+		fmt.Fprint(c.Stderr, paramUsage(params))
 		own := map[string]bool{}
 		for _, p := range params {
 			own[p.Flag] = true
@@ -191,7 +195,11 @@ func (c *Command) flags(name, usageLine string, params []*spec.Param) (*flag.Fla
 				return
 			}
 			arg, help := flag.UnquoteUsage(f)
-			fmt.Fprintf(c.Stderr, "  -%s %s\n        %s", f.Name, arg, help)
+			dashes := "--"
+			if len(f.Name) == 1 {
+				dashes = "-"
+			}
+			fmt.Fprintf(c.Stderr, "  %s%s\n        %s", dashes, strings.TrimSpace(f.Name+" "+arg), help)
 			if f.DefValue != "" && f.DefValue != "false" {
 				fmt.Fprintf(c.Stderr, " (default: %s)", f.DefValue)
 			}

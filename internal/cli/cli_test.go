@@ -50,9 +50,10 @@ func TestHelpMatchesTheTable(t *testing.T) {
 		cmd    string
 		params []*spec.Param
 		own    []string
+		resume bool
 	}{
-		{"run", spec.Params(), []string{"C"}},
-		{"resume", spec.ResumeParams(), []string{"C", "approve", "reject"}},
+		{"run", spec.Params(), []string{"C"}, false},
+		{"resume", spec.ResumeParams(), []string{"C", "approve", "reject"}, true},
 	} {
 		var out, errOut bytes.Buffer
 		c := &Command{Stdout: &out, Stderr: &errOut, Environ: func() []string { return nil }}
@@ -76,7 +77,9 @@ func TestHelpMatchesTheTable(t *testing.T) {
 			}
 			want[p.Flag] = true
 			entry := "  " + p.FlagName() + "\n        " + p.Help
-			if d := p.FlagDefault(); d != "" {
+			if tc.resume && !p.IsSwitch() {
+				entry += " (default: the loop's own)"
+			} else if d := p.FlagDefault(); d != "" {
 				entry += " (default: " + d + ")"
 			}
 			if !strings.Contains(help, entry+"\n") {

@@ -48,7 +48,13 @@ func (p *Param) ActionDefault() string {
 
 // Usage writes the help of the flags of params: each flag, its default,
 // and its help, as `agent-loop run -h` prints them.
-func Usage(params []*Param) string {
+func Usage(params []*Param) string { return usage(params, false) }
+
+// ResumeUsage is Usage for `resume`, where a flag not given keeps the
+// loop's own value.
+func ResumeUsage(params []*Param) string { return usage(params, true) }
+
+func usage(params []*Param, resume bool) string {
 	var b strings.Builder
 	for _, p := range params {
 		if p.Flag == "" {
@@ -56,7 +62,10 @@ func Usage(params []*Param) string {
 		}
 		fmt.Fprintf(&b, "  %s\n", p.FlagName())
 		fmt.Fprintf(&b, "        %s", p.Help)
-		if d := p.FlagDefault(); d != "" {
+		switch d := p.FlagDefault(); {
+		case resume && !p.IsSwitch():
+			b.WriteString(" (default: the loop's own)")
+		case d != "":
 			fmt.Fprintf(&b, " (default: %s)", d)
 		}
 		b.WriteString("\n")

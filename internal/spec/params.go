@@ -131,7 +131,7 @@ func buildTable() []*Param {
 				`agent as text, never put into a shell command.`,
 			field: func(s *Settings) any { return &s.Spec.Task }},
 		{Name: "completion", Flag: "completion", Arg: "CMD", Input: "completion", DefaultText: "inferred",
-			Help: "shell command that exits 0 exactly when the task is done (inferred when omitted)",
+			Help: "shell command that exits 0 exactly when the task is done",
 			Doc: `The shell command that decides "done": the loop stops when it exits 0, as run by the harness itself (the agent's ` +
 				`own claims are ignored). Example: "go test ./...". Empty: inferred from the task, CLAUDE.md/AGENTS.md, manifests ` +
 				`and CI workflows (see infer-completion and auto-criteria).`,
