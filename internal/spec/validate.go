@@ -118,9 +118,12 @@ func check(s *Settings, door Door, start bool) error {
 	if sp.Limits.Timeout <= 0 {
 		add("timeout", "must be a positive number of minutes", "use e.g. "+Lookup("timeout").Default)
 	}
-	for _, name := range []string{"iteration-timeout", "idle-timeout", "check-timeout"} {
-		if *Lookup(name).field(s).(*timeDuration) < 0 {
-			add(name, "must not be negative", "use minutes, or 0")
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"iteration-timeout", sp.Limits.IterationTimeout}, {"idle-timeout", sp.Limits.IdleTimeout}, {"check-timeout", sp.Limits.CheckTimeout}} {
+		if d.v < 0 {
+			add(d.name, "must not be negative", "use minutes, or 0")
 		}
 	}
 	if door.Has(Lookup("provider")) && !slices.Contains(Providers, sp.Agent.Provider) {
@@ -177,7 +180,7 @@ func check(s *Settings, door Door, start bool) error {
 	if id := s.Start.LoopID; start && id != "" && !ValidLoopID(id) {
 		add("loop-id", fmt.Sprintf("%q does not match ralph-<slug>-<8 hex>", id), "e.g. ralph-fix-tests-a1b2c3d4, or leave it out to generate one")
 	}
-	if wd := sp.Criterion.Workdir; wd != "" && (path.IsAbs(wd) || strings.HasPrefix(path.Clean(wd), "..")) {
+	if wd := sp.Criterion.Workdir; wd != "" && (path.IsAbs(wd) || path.Clean(wd) == ".." || strings.HasPrefix(path.Clean(wd), "../")) {
 		add("workdir", fmt.Sprintf("%q must be relative to the repository root and stay inside it", wd), "use e.g. packages/api")
 	}
 	if start && door == DoorAction && strings.TrimSpace(s.Action.Token) == "" {
@@ -185,9 +188,6 @@ func check(s *Settings, door Door, start bool) error {
 	}
 	return errors.Join(errs...)
 }
-
-// timeDuration lets Validate read duration fields through the table.
-type timeDuration = time.Duration
 
 // loopIDPattern is a loop id: ralph-<slug>-<8 hex>.
 var loopIDPattern = regexp.MustCompile(`^ralph-[a-z0-9-]+-[a-f0-9]{8}$`)

@@ -89,6 +89,8 @@ func TestValidateCases(t *testing.T) {
 		{"good loop id", []string{"--loop-id", "ralph-fix-tests-a1b2c3d4"}, ""},
 		{"escaping workdir", []string{"--workdir", "../x"}, "stay inside"},
 		{"absolute workdir", []string{"--workdir", "/etc"}, "stay inside"},
+		{"workdir escaping through a subdirectory", []string{"--workdir", "a/../../x"}, "stay inside"},
+		{"workdir named like dots", []string{"--workdir", "..tools/api"}, ""},
 		{"zero timeout", []string{"--timeout", "0"}, "--timeout"},
 		{"negative budget", []string{"--budget-usd", "-1"}, "--budget-usd"},
 		{"iteration timeout as a duration", []string{"--iteration-timeout", "90s"}, ""},
