@@ -486,9 +486,11 @@ func BenchmarkLocalIteration(b *testing.B) {
 	fix := openFixture(b, n)
 	defer fix.reset(b)
 	b.StopTimer()
-	var harness, floor [2]time.Duration
-	var parts [2]struct{ diff, commit time.Duration }
+	// One repetition: both loops on a reset fixture; its marginal costs.
+	type measured struct{ harness, floor, stage, commit, fixed time.Duration }
+	var reps []measured
 	for rep := 0; rep < b.N; rep++ {
+		var loops [2]measured
 		for k, iters := range []int{short, long} {
 			fix.reset(b)
 			m := &meter{b: b}
@@ -513,25 +515,38 @@ func BenchmarkLocalIteration(b *testing.B) {
 			if out.Iterations != iters {
 				b.Fatalf("the loop stopped after %d of %d iterations: %s: %s", out.Iterations, iters, out.Status, out.StopReason)
 			}
-			harness[k] += m.wall
-			floor[k] += agent.floorWall
-			parts[k].diff += tr.diff
-			parts[k].commit += tr.commit
+			loops[k] = measured{harness: m.wall, floor: agent.floorWall, stage: tr.diff, commit: tr.commit}
 		}
+		per := func(f func(measured) time.Duration) time.Duration { return (f(loops[1]) - f(loops[0])) / (long - short) }
+		reps = append(reps, measured{
+			harness: per(func(x measured) time.Duration { return x.harness }),
+			floor:   per(func(x measured) time.Duration { return x.floor }),
+			stage:   per(func(x measured) time.Duration { return x.stage }),
+			commit:  per(func(x measured) time.Duration { return x.commit }),
+			// What every loop pays once: the loop of 2 less its 2 iterations.
+			fixed: loops[0].harness - short*per(func(x measured) time.Duration { return x.harness }),
+		})
 	}
-	// per is the marginal cost of one iteration: (the loop of 8 - the loop
-	// of 2) / 6, in ms, per repetition.
-	per := func(of8, of2 time.Duration) float64 {
-		return float64((of8 - of2).Microseconds()) / 1000 / float64(b.N*(long-short))
+	ms := func(f func(measured) time.Duration) float64 {
+		var sum time.Duration
+		for _, r := range reps {
+			sum += f(r)
+		}
+		return float64(sum.Microseconds()) / 1000 / float64(len(reps))
 	}
-	h, f := per(harness[1], harness[0]), per(floor[1], floor[0])
+	h, f := ms(func(r measured) time.Duration { return r.harness }), ms(func(r measured) time.Duration { return r.floor })
 	b.ReportMetric(h, "ms/iteration")
 	b.ReportMetric(f, "floor-ms/iteration")
 	b.ReportMetric(h/f, "x-floor")
-	b.ReportMetric(per(parts[1].diff, parts[0].diff), "stage-ms/iteration")
-	b.ReportMetric(per(parts[1].commit, parts[0].commit), "commit-ms/iteration")
-	b.ReportMetric(float64(harness[0].Microseconds())/1000/float64(b.N), "loop2-ms")
-	b.ReportMetric(float64(harness[1].Microseconds())/1000/float64(b.N), "loop8-ms")
+	var hs, fs []time.Duration
+	for _, r := range reps {
+		hs, fs = append(hs, r.harness), append(fs, r.floor)
+	}
+	// A busy neighbour during one repetition moves the mean, not this.
+	b.ReportMetric(medianRatio(hs, fs), "x-floor-median")
+	b.ReportMetric(ms(func(r measured) time.Duration { return r.stage }), "stage-ms/iteration")
+	b.ReportMetric(ms(func(r measured) time.Duration { return r.commit }), "commit-ms/iteration")
+	b.ReportMetric(ms(func(r measured) time.Duration { return r.fixed }), "fixed-ms/loop")
 }
 
 // medianRatio is the median of h[i]/f[i]: one slow push on a shared
