@@ -517,7 +517,9 @@ func BenchmarkLocalIteration(b *testing.B) {
 			}
 			loops[k] = measured{harness: m.wall, floor: agent.floorWall, stage: tr.diff, commit: tr.commit}
 		}
-		per := func(f func(measured) time.Duration) time.Duration { return (f(loops[1]) - f(loops[0])) / (long - short) }
+		per := func(f func(measured) time.Duration) time.Duration {
+			return (f(loops[1]) - f(loops[0])) / (long - short)
+		}
 		reps = append(reps, measured{
 			harness: per(func(x measured) time.Duration { return x.harness }),
 			floor:   per(func(x measured) time.Duration { return x.floor }),
