@@ -118,7 +118,7 @@ func ActionInputsYAML() string {
 			continue
 		}
 		fmt.Fprintf(&b, "  %s:\n    description: >-\n", p.Input)
-		for _, line := range wrap(p.DocText(), 86) {
+		for _, line := range wrap(p.DocText(), 80) {
 			fmt.Fprintf(&b, "      %s\n", line)
 		}
 		fmt.Fprintf(&b, "    required: false\n    default: '%s'\n", strings.ReplaceAll(p.ActionDefault(), "'", "''"))
