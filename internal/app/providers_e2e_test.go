@@ -141,10 +141,22 @@ func TestLoopWithRealCLIs(t *testing.T) {
 			if strings.Contains(string(env), "ghs_harnessSecret") {
 				t.Errorf("the agent's shell saw GITHUB_TOKEN")
 			}
+			probes := 0
 			for _, r := range srv.Requests() {
+				if r.API == "probe" {
+					// The preflight's reachability check: it carries no key.
+					probes++
+					if r.APIKey() != "" {
+						t.Errorf("the reachability check sent a key: %q", r.APIKey())
+					}
+					continue
+				}
 				if !strings.Contains(r.APIKey(), "sk-test-"+tc.provider) {
 					t.Errorf("a request to the fake carried key %q", r.APIKey())
 				}
+			}
+			if probes == 0 {
+				t.Error("the preflight did not check that the model API answers")
 			}
 			if esc := srv.Escaped(); len(esc) > 0 {
 				t.Logf("requests refused by the fake's proxy (nothing left 127.0.0.1): %v", esc)

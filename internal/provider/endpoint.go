@@ -76,7 +76,8 @@ func (b *cliBase) endpoints(env []string) []endpoint {
 // reachTimeout bounds the check of one endpoint.
 const reachTimeout = 8 * time.Second
 
-// checkReachable asks each endpoint once, through the proxy env names
+// checkReachable asks each endpoint once (a HEAD request that carries no
+// key), through the proxy env names
 // (HTTPS_PROXY, NO_PROXY): any HTTP answer, even 401 or 404, is a server
 // that answers. A connection that cannot be made is an UnreachableError,
 // so a loop does not start an agent that would wait for the network until
@@ -95,7 +96,8 @@ func (b *cliBase) checkReachable(ctx context.Context, env []string) error {
 	return errors.Join(errs...)
 }
 
-// reach sends one GET to rawURL and returns why no answer came.
+// reach sends one HEAD request to rawURL, without credentials, and returns
+// why no answer came.
 func reach(ctx context.Context, rawURL string, env []string) error {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -120,7 +122,7 @@ func reach(ctx context.Context, rawURL string, env []string) error {
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, rawURL, nil)
 	if err != nil {
 		return err
 	}
