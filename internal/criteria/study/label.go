@@ -138,10 +138,7 @@ func Validate(l Label) error {
 		if err := checkWorkdir(t.Workdir); err != nil {
 			bad("equivalents[%d] %q: its cd leaves the repository: %v", i, e, err)
 		}
-		if seen[t] {
-			bad("equivalents[%d] %q repeats the command or another equivalent", i, e)
-		}
-		seen[t] = true
+		seen[t] = true // a repeat is harmless; a contradiction (below) is not
 	}
 	if l.Command == nil && len(l.Equivalents) > 0 {
 		bad("equivalents without a command: with \"command\": null list the suites as alternatives")
