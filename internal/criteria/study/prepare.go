@@ -16,8 +16,8 @@ import (
 
 // Checkout states Prepare reports.
 const (
-	CheckoutCreated  = "created"  // cloned from the mirror at the labelled commit
-	CheckoutPresent  = "present"  // already there at the labelled commit
+	CheckoutCreated  = "created" // cloned from the mirror at the labelled commit
+	CheckoutPresent  = "present" // already there at the labelled commit
 	CheckoutUnproven = "present, not a clone (commit not verified)"
 	CheckoutFailed   = "failed"
 )

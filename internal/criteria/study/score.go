@@ -59,7 +59,10 @@ func cleanWorkdir(w string) string {
 
 // String renders the target the way the report shows it.
 func (t Target) String() string {
-	if t.Workdir == "." {
+	if t.Command == "" {
+		return ""
+	}
+	if t.Workdir == "." || t.Workdir == "" {
 		return t.Command
 	}
 	return "(" + t.Workdir + ") " + t.Command
