@@ -103,6 +103,7 @@ func evalOne(ctx context.Context, l Label, opts EvalOptions) Result {
 	r.Confidence = p.Confidence
 	r.Class = p.Class
 	r.Proposed = p.Target()
+	r.Setup = p.SetupLine()
 	return r
 }
 

@@ -29,7 +29,13 @@ type Label struct {
 	Workdir string  `json:"workdir"`
 	// Equivalents run the same tests as Command. Each is run in Workdir,
 	// unless it starts with "cd DIR &&", which moves it to Workdir/DIR.
-	Equivalents  []string      `json:"equivalents"`
+	Equivalents []string `json:"equivalents"`
+	// WithSetup (optional) lists setup-and-command pairs that are right when
+	// the setup runs once before the command runs repeatedly: "meson setup
+	// build" then "meson test -C build", which rebuilds on every run. A pair
+	// is listed only where running the setup once is enough; a chain that
+	// must rebuild every time ("make && ./runtest") stays one equivalent.
+	WithSetup    []SetupPair   `json:"with_setup,omitempty"`
 	Several      bool          `json:"several"`
 	Alternatives []Alternative `json:"alternatives"`
 	Evidence     []Evidence    `json:"evidence"`
@@ -45,6 +51,14 @@ type Alternative struct {
 	Command string `json:"command"`
 	Workdir string `json:"workdir"`
 	Why     string `json:"why"`
+}
+
+// SetupPair is a setup run once and the command run after it, in the
+// label's workdir (a leading "cd DIR &&" moves the command, as in
+// equivalents).
+type SetupPair struct {
+	Setup   string `json:"setup"`
+	Command string `json:"command"`
 }
 
 // Evidence says where the labeller read what.
@@ -86,7 +100,7 @@ func ParseLabel(name string, data []byte) (Label, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {
-		return l, errors.Join(append(errs, fmt.Errorf("%s: %w (valid keys: %s)", name, err, strings.Join(requiredKeys, ", ")))...)
+		return l, errors.Join(append(errs, fmt.Errorf("%s: %w (valid keys: %s, and the optional with_setup)", name, err, strings.Join(requiredKeys, ", ")))...)
 	}
 	l.File = name
 	if err := Validate(l); err != nil {
@@ -139,6 +153,15 @@ func Validate(l Label) error {
 			bad("equivalents[%d] %q: its cd leaves the repository: %v", i, e, err)
 		}
 		seen[t] = true // a repeat is harmless; a contradiction (below) is not
+	}
+	for i, w := range l.WithSetup {
+		if strings.TrimSpace(w.Setup) == "" || strings.TrimSpace(w.Command) == "" {
+			bad("with_setup[%d] needs a setup and a command", i)
+			continue
+		}
+		if err := checkWorkdir(NewTarget(w.Command, l.Workdir).Workdir); err != nil {
+			bad("with_setup[%d] %q: its cd leaves the repository: %v", i, w.Command, err)
+		}
 	}
 	if l.Command == nil && len(l.Equivalents) > 0 {
 		bad("equivalents without a command: with \"command\": null list the suites as alternatives")

@@ -89,6 +89,15 @@ func TestValidateRejects(t *testing.T) {
 		{name: "equivalent cds out", change: func(m map[string]any) {
 			m["equivalents"] = []any{"cd .. && go test ./..."}
 		}, want: "leaves the repository"},
+		{name: "with_setup pairs", change: func(m map[string]any) {
+			m["with_setup"] = []any{map[string]any{"setup": "go mod download", "command": "go test ./..."}}
+		}},
+		{name: "with_setup without setup", change: func(m map[string]any) {
+			m["with_setup"] = []any{map[string]any{"setup": "", "command": "go test ./..."}}
+		}, want: "with_setup[0] needs a setup and a command"},
+		{name: "with_setup cds out", change: func(m map[string]any) {
+			m["with_setup"] = []any{map[string]any{"setup": "make", "command": "cd .. && make check"}}
+		}, want: "leaves the repository"},
 		{name: "empty equivalent", change: func(m map[string]any) { m["equivalents"] = []any{""} }, want: "equivalents[0] is empty"},
 		{name: "alternative contradicts command", change: func(m map[string]any) {
 			m["alternatives"] = []any{map[string]any{"command": "go  test ./...", "workdir": ".", "why": "x"}}

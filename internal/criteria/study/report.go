@@ -19,6 +19,7 @@ type Result struct {
 	Confidence string `json:"confidence,omitempty"`
 	Class      string `json:"criterion_class,omitempty"`
 	Proposed   Target `json:"proposed"`
+	Setup      string `json:"setup,omitempty"`
 	Expected   Target `json:"expected"`
 	Several    bool   `json:"several,omitempty"`
 	Error      string `json:"error,omitempty"`
@@ -184,7 +185,11 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	for _, repo := range r.WrongHigh {
 		res := byRepo[repo]
-		fmt.Fprintf(w, "  %s: proposed %s; expected %s\n", repo, res.Proposed, res.Expected)
+		fmt.Fprintf(w, "  %s: proposed %s", repo, res.Proposed)
+		if res.Setup != "" {
+			fmt.Fprintf(w, " (setup: %s)", res.Setup)
+		}
+		fmt.Fprintf(w, "; expected %s\n", res.Expected)
 	}
 	return nil
 }

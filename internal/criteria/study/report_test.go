@@ -38,7 +38,7 @@ func sampleResults() []Result {
 	return []Result{
 		{Repo: "a/right", Ecosystem: "go", Verdict: VerdictRight, Confidence: "high", Proposed: tg("go test ./...", "."), Expected: tg("go test ./...", ".")},
 		{Repo: "b/equiv", Ecosystem: "rust", Verdict: VerdictEquivalent, Confidence: "high", Proposed: tg("cargo test --all", "."), Expected: tg("cargo test --workspace", ".")},
-		{Repo: "c/bench", Ecosystem: "go", Verdict: VerdictWrong, Confidence: "high", Proposed: tg("go test -bench .", "."), Expected: tg("go test ./...", ".")},
+		{Repo: "c/bench", Ecosystem: "go", Verdict: VerdictWrong, Confidence: "high", Proposed: tg("go test -bench .", "."), Setup: "go mod download", Expected: tg("go test ./...", ".")},
 		{Repo: "d/medium", Ecosystem: "node", Verdict: VerdictRight, Confidence: "medium", Proposed: tg("npm test", "web"), Expected: tg("npm test", "web")},
 		{Repo: "e/mwrong", Ecosystem: "node", Verdict: VerdictWrong, Confidence: "medium", Proposed: tg("npm run lint", "."), Expected: tg("npm test", "."), Several: true},
 		{Repo: "f/refused", Ecosystem: "php", Verdict: VerdictRefused, Confidence: "low", Expected: tg("vendor/bin/phpunit", ".")},

@@ -32,7 +32,7 @@ type Target struct {
 // rewritten: flags, quoting and order are kept, because they can change which
 // tests run.
 func NewTarget(command, workdir string) Target {
-	cmd := strings.Join(strings.Fields(command), " ")
+	cmd := oneSpace(command)
 	wd := cleanWorkdir(workdir)
 	for {
 		rest, ok := strings.CutPrefix(cmd, "cd ")
@@ -75,6 +75,7 @@ type Proposal struct {
 	Class      string   `json:"criterion_class"`
 	Command    *string  `json:"command"`
 	Workdir    string   `json:"workdir"`
+	Setup      *string  `json:"setup"`
 	Confidence string   `json:"confidence"`
 	Suites     []Target `json:"suites,omitempty"`
 }
@@ -99,9 +100,21 @@ func (p Proposal) Target() Target {
 	return NewTarget(*p.Command, p.Workdir)
 }
 
-// Score judges one proposal against its label. A proposal that lists several
-// suites is right for a label marked "several" when the label's command (or
-// an equivalent) is among them.
+// SetupLine is the proposal's setup with runs of white space made one.
+func (p Proposal) SetupLine() string {
+	if p.Setup == nil {
+		return ""
+	}
+	return oneSpace(*p.Setup)
+}
+
+func oneSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Score judges one proposal against its label: the command alone, in its
+// workdir, against the label's command and equivalents; failing that, the
+// proposal's setup and command together against the label's with_setup
+// pairs. A proposal that lists several suites is right for a label marked
+// "several" when the label's command (or an equivalent) is among them.
 func Score(l Label, p Proposal) string {
 	accepted := acceptedTargets(l)
 	if l.Several && len(p.Suites) >= 2 {
@@ -117,6 +130,13 @@ func Score(l Label, p Proposal) string {
 	}
 	if v, ok := accepted[t]; ok {
 		return v
+	}
+	if setup := p.SetupLine(); setup != "" {
+		for _, w := range l.WithSetup {
+			if NewTarget(w.Command, l.Workdir) == t && oneSpace(w.Setup) == setup {
+				return VerdictEquivalent
+			}
+		}
 	}
 	return VerdictWrong
 }

@@ -34,6 +34,10 @@ func TestScore(t *testing.T) {
 		Workdir:     "web",
 		Equivalents: []string{"npm run test", "cd .. && npm --prefix web test"},
 	}
+	meson := Label{
+		Command: ptr("meson setup build && meson test -C build"), Workdir: ".",
+		WithSetup: []SetupPair{{Setup: "meson setup  build", Command: "meson test -C build"}},
+	}
 	several := Label{Command: ptr("mix test"), Workdir: ".", Several: true, Equivalents: []string{"MIX_ENV=test mix test"}}
 	tests := []struct {
 		name  string
@@ -50,6 +54,10 @@ func TestScore(t *testing.T) {
 		{"flag that changes the tests", label, Proposal{Class: "test-pass", Command: ptr("npm test -- --grep x"), Workdir: "web"}, VerdictWrong},
 		{"refused", label, Proposal{Class: "refused", Workdir: "."}, VerdictRefused},
 		{"empty command", label, Proposal{Class: "test-pass", Command: ptr("  ")}, VerdictRefused},
+		{"setup pair", meson, Proposal{Class: "test-pass", Command: ptr("meson test -C build"), Setup: ptr("meson setup build")}, VerdictEquivalent},
+		{"setup pair with another setup", meson, Proposal{Class: "test-pass", Command: ptr("meson test -C build"), Setup: ptr("meson setup build -Dx=on")}, VerdictWrong},
+		{"pair's command without its setup", meson, Proposal{Class: "test-pass", Command: ptr("meson test -C build")}, VerdictWrong},
+		{"command right whatever the setup", meson, Proposal{Class: "test-pass", Command: ptr("meson setup build && meson test -C build"), Setup: ptr("pip install meson")}, VerdictRight},
 		{"several: one pick that is the command", several, Proposal{Class: "test-pass", Command: ptr("mix test")}, VerdictRight},
 		{"several: suites listed", several, Proposal{Class: "test-pass", Suites: []Target{
 			{Command: "npm test", Workdir: "."}, {Command: "MIX_ENV=test mix test", Workdir: "."},
