@@ -29,7 +29,7 @@ type EvalOptions struct {
 	Progress io.Writer
 }
 
-// maxProposal bounds how much of infer's output is kept.
+// maxProposal bounds how much of infer's output is read.
 const maxProposal = 4 << 20
 
 // Evaluate runs `agent-loop infer --format json -C CHECKOUT TASK` for every
@@ -70,12 +70,11 @@ func evalOne(ctx context.Context, l Label, opts EvalOptions) Result {
 		r.Error = fmt.Sprintf("checkout is at %s, the label at %s: remove %s and run prepare", head, l.Commit, dir)
 		return r
 	}
-	var stdout bytes.Buffer
-	stderr := &tailBuffer{max: 2048}
+	stdout, stderr := process.NewTail(maxProposal), process.NewTail(2048)
 	res, err := process.Run(ctx, process.Spec{
 		Path: opts.Bin, Args: []string{"infer", "--format", "json", "-C", dir, l.Task},
 		Dir: dir, Env: opts.Env,
-		Stdout: &limitedBuffer{buf: &stdout, max: maxProposal}, Stderr: stderr,
+		Stdout: stdout, Stderr: stderr,
 		Timeout: opts.Timeout,
 	})
 	r.DurationMS = res.Duration.Milliseconds()
@@ -94,7 +93,11 @@ func evalOne(ctx context.Context, l Label, opts EvalOptions) Result {
 		r.Error = fmt.Sprintf("infer exited %d: %s", res.ExitCode, strings.TrimSpace(stderr.String()))
 		return r
 	}
-	p, err := ParseProposal(stdout.Bytes())
+	if stdout.Dropped() > 0 {
+		r.Verdict, r.Error = VerdictError, fmt.Sprintf("infer printed more than %d bytes", maxProposal)
+		return r
+	}
+	p, err := ParseProposal([]byte(stdout.String()))
 	if err != nil {
 		r.Verdict, r.Error = VerdictError, err.Error()
 		return r
@@ -106,35 +109,6 @@ func evalOne(ctx context.Context, l Label, opts EvalOptions) Result {
 	r.Setup = p.SetupLine()
 	return r
 }
-
-// limitedBuffer keeps the first max bytes written and drops the rest.
-type limitedBuffer struct {
-	buf *bytes.Buffer
-	max int
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.buf.Len(); room > 0 {
-		b.buf.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-// tailBuffer keeps the last max bytes written.
-type tailBuffer struct {
-	b   []byte
-	max int
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string { return string(t.b) }
 
 // BuildAgentLoop compiles ./cmd/agent-loop of the module at root into dir and
 // returns the binary's path.
