@@ -120,7 +120,7 @@ func loadLabels(dir string) ([]study.Label, error) {
 
 func validateCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("validate", stderr)
-	labelsDir := fs.String("labels", defaultLabels, "directory of label files (`DIR`)")
+	labelsDir := fs.String("labels", defaultLabels, "`DIR` of label files")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -160,9 +160,9 @@ func outsideRepo(dir string) (string, error) {
 
 func prepareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("prepare", stderr)
-	labelsDir := fs.String("labels", defaultLabels, "directory of label files (`DIR`)")
-	mirrors := fs.String("mirrors", defaultMirrors, "directory of fetch mirrors, <owner>+<name>/repo (`DIR`)")
-	checkouts := fs.String("checkouts", defaultCheckouts, "directory to clone the labelled commits into (`DIR`)")
+	labelsDir := fs.String("labels", defaultLabels, "`DIR` of label files")
+	mirrors := fs.String("mirrors", defaultMirrors, "`DIR` of fetch mirrors, <owner>+<name>/repo")
+	checkouts := fs.String("checkouts", defaultCheckouts, "`DIR` to clone the labelled commits into, outside this repository")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -194,9 +194,9 @@ func prepareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("eval", stderr)
-	labelsDir := fs.String("labels", defaultLabels, "directory of label files (`DIR`)")
-	bin := fs.String("bin", "", "agent-loop binary to run (`PATH`; default: build ./cmd/agent-loop)")
-	timeout := fs.Duration("timeout", 2*time.Minute, "bound on each infer run (`DURATION`)")
+	labelsDir := fs.String("labels", defaultLabels, "`DIR` of label files")
+	bin := fs.String("bin", "", "agent-loop binary `PATH` (default: build ./cmd/agent-loop)")
+	timeout := fs.Duration("timeout", 2*time.Minute, "bound on each infer run (a `DURATION` such as 90s)")
 	runRE := fs.String("run", "", "only repositories whose owner/name matches `REGEXP`")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	outFile := fs.String("out", "", "also write the JSON report to `FILE`")
