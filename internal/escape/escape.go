@@ -44,8 +44,8 @@ func visible(r rune) string {
 	case r == 0x7f:
 		return "\u2421" // ␡
 	case r >= 0x80 && r <= 0x9f, // C1 controls (CSI, OSC, ...)
-		r >= 0x202a && r <= 0x202e, // bidi embeddings and overrides
-		r >= 0x2066 && r <= 0x2069, // bidi isolates
+		r >= 0x202a && r <= 0x202e,            // bidi embeddings and overrides
+		r >= 0x2066 && r <= 0x2069,            // bidi isolates
 		r == 0x200e, r == 0x200f, r == 0x061c, // directional marks
 		r >= 0x200b && r <= 0x200d, r == 0x2060, r == 0xfeff, // zero-width characters
 		r >= 0xfff9 && r <= 0xfffb: // interlinear annotations

@@ -62,7 +62,7 @@ func (s story) build() *state.State {
 	st := &state.State{
 		Version: state.Version, LoopID: s.id, Status: s.status, Task: s.task, CompletionCriteria: s.command,
 		StartedAt: t0, LastUpdated: t0, WorkingDirectory: "/home/dev/calc",
-		Configuration: state.Configuration{MaxIterations: s.maxIter, TimeoutMinutes: s.timeout, CheckpointInterval: 1, ExecutionMode: "autonomous"},
+		Configuration:    state.Configuration{MaxIterations: s.maxIter, TimeoutMinutes: s.timeout, CheckpointInterval: 1, ExecutionMode: "autonomous"},
 		IterationHistory: []state.IterationEntry{}, RegressionEvents: []state.RegressionEvent{}, ReinforcementLevel: "STANDARD",
 		ReinforcementHistory: []state.ReinforcementChange{}, RecoveryHistory: []state.Recovery{}, DetectedPatterns: []state.DetectedPattern{},
 		Progress: state.Progress{CompletionChecks: []state.Check{}},
@@ -93,7 +93,7 @@ func (s story) build() *state.State {
 			AgentMessage: x.message, AgentSummary: x.summary, Tokens: x.tokens, CostUSD: x.cost, CostEstimated: x.estimated,
 			FilesChanged: x.commitFiles, FromStart: x.change, HeldOut: x.heldOut, CriterionRuns: x.runs,
 			Fingerprint: x.fingerprint, AgentClass: x.agentClass, AgentDetail: x.agentDetail, Excluded: x.excluded, Flaky: x.flaky,
-			TestResults: &state.TestResults{Total: x.total, Passed: x.passed, Failed: x.total - x.passed},
+			TestResults:     &state.TestResults{Total: x.total, Passed: x.passed, Failed: x.total - x.passed},
 			MetricsSnapshot: state.MetricsSnapshot{TestCount: x.total},
 		}
 		if e.QualityBreakdown == (state.QualityBreakdown{}) {
@@ -366,7 +366,7 @@ func stories() []struct {
 				change: change(file("money/round.go", 9, 4), file("money/round_test.go", 2, 2)), commitFiles: 2,
 				summary: "Round half to even in Round; updated the two tests that expected half-up.",
 				secs:    66, tokens: 9900, cost: 0.05,
-				runs:    runs(run(state.RunFull, true, 1.3), run(state.RunConfirm, true, 1.2), run(state.RunHeldOut, false, 1.3)),
+				runs: runs(run(state.RunFull, true, 1.3), run(state.RunConfirm, true, 1.2), run(state.RunHeldOut, false, 1.3)),
 			}},
 		}},
 	}
