@@ -62,7 +62,7 @@ func (s story) build() *state.State {
 	st := &state.State{
 		Version: state.Version, LoopID: s.id, Status: s.status, Task: s.task, CompletionCriteria: s.command,
 		StartedAt: t0, LastUpdated: t0, WorkingDirectory: "/home/dev/calc",
-		Configuration:    state.Configuration{MaxIterations: s.maxIter, TimeoutMinutes: s.timeout, CheckpointInterval: 1, ExecutionMode: "autonomous"},
+		Configuration:    state.Configuration{MaxIterations: s.maxIter, TimeoutMinutes: s.timeout, CheckpointInterval: 1, ExecutionMode: "default"},
 		IterationHistory: []state.IterationEntry{}, RegressionEvents: []state.RegressionEvent{}, ReinforcementLevel: "STANDARD",
 		ReinforcementHistory: []state.ReinforcementChange{}, RecoveryHistory: []state.Recovery{}, DetectedPatterns: []state.DetectedPattern{},
 		Progress: state.Progress{CompletionChecks: []state.Check{}},
