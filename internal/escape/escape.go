@@ -11,8 +11,8 @@
 //     lines) and Log (keeps colour, nothing else).
 //
 // Every function makes control characters visible instead of passing them
-// on (ESC, CR, the C1 controls, bidi overrides and isolates, zero-width
-// characters), and every Markdown function neutralises what GitHub would
+// on (ESC as ^[, CR as ^M, the C1 controls, bidi overrides and isolates
+// and zero-width characters as [U+202E]), and every Markdown function neutralises what GitHub would
 // act on: headings, lists, quotes, tables, links and images, raw HTML and
 // comments, entities, @mentions and #references.
 package escape
@@ -40,9 +40,9 @@ func visible(r rune) string {
 	case r == utf8.RuneError:
 		return "\uFFFD"
 	case r < 0x20:
-		return string(rune(0x2400 + r)) // ␛ ␍ ␇ ... (Unicode control pictures)
+		return "^" + string(rune(r+0x40)) // caret notation, as cat -v: ESC is ^[, CR ^M
 	case r == 0x7f:
-		return "\u2421" // ␡
+		return "^?"
 	case r >= 0x80 && r <= 0x9f, // C1 controls (CSI, OSC, ...)
 		r >= 0x202a && r <= 0x202e,            // bidi embeddings and overrides
 		r >= 0x2066 && r <= 0x2069,            // bidi isolates
@@ -102,8 +102,8 @@ func capRunes(s string, n int) string {
 
 // Terminal returns s as one line for a terminal or a log line: lines
 // joined with spaces, at most MaxInline characters, every control
-// character and escape sequence shown instead of sent (ESC as ␛, CR as ␍,
-// a bidi override as [U+202E]).
+// character and escape sequence shown instead of sent (ESC as ^[, a bidi
+// override as [U+202E]).
 func Terminal(s string) string {
 	return capRunes(clean(oneLine(s), nil), MaxInline)
 }

@@ -28,8 +28,8 @@ func TestText(t *testing.T) {
 		{"a - b", "a - b"},
 		{"=====", `\=====`},
 		{"two\nlines\r\nhere", "two lines here"},
-		{"\x1b[2Jclear", "␛\\[2Jclear"},
-		{"bell\x07", "bell␇"},
+		{"\x1b[2Jclear", "^\\[\\[2Jclear"},
+		{"bell\x07", "bell^G"},
 		{"\u202eevil", `\[U+202E\]evil`},
 		{"$x$ math", `\$x\$ math`},
 		{"**bold** _it_ ~~del~~ &amp;", `\*\*bold\*\* \_it\_ \~\~del\~\~ \&amp;`},
@@ -56,7 +56,7 @@ func TestCode(t *testing.T) {
 		{"<!-- x -->", "`<!-- x -->`"},
 		{"multi\nline", "`multi line`"},
 		{"", "` `"},
-		{"\x1b]0;title\x07", "`␛]0;title␇`"},
+		{"\x1b]0;title\x07", "`^[]0;title^G`"},
 	}
 	for _, c := range cases {
 		if got := Code(c.in); got != c.want {
@@ -93,20 +93,20 @@ func TestLink(t *testing.T) {
 func TestTerminal(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ in, want string }{
-		{"\x1b[2J\x1b[Hcleared", "␛[2J␛[Hcleared"},
+		{"\x1b[2J\x1b[Hcleared", "^[[2J^[[Hcleared"},
 		{"line\roverwrite", "line overwrite"},
-		{"\x1b]0;title\x07", "␛]0;title␇"},
-		{"\x1b]8;;https://e/\x1b\\link", "␛]8;;https://e/␛\\link"},
+		{"\x1b]0;title\x07", "^[]0;title^G"},
+		{"\x1b]8;;https://e/\x1b\\link", "^[]8;;https://e/^[\\link"},
 		{"\u009b31m", "[U+009B]31m"},
 		{"a\u2066b\u2069", "a[U+2066]b[U+2069]"},
-		{"del\x7f", "del␡"},
+		{"del\x7f", "del^?"},
 	}
 	for _, c := range cases {
 		if got := Terminal(c.in); got != c.want {
 			t.Errorf("Terminal(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
-	if got, want := Block("a\r\nb\rc\n\td"), "a\nb␍c\n\td"; got != want {
+	if got, want := Block("a\r\nb\rc\n\td"), "a\nb^Mc\n\td"; got != want {
 		t.Errorf("Block = %q, want %q", got, want)
 	}
 }
@@ -115,11 +115,11 @@ func TestLog(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ in, want string }{
 		{"\x1b[31mred\x1b[0m ok", "\x1b[31mred\x1b[0m ok"},
-		{"\x1b[2Jclear", "␛[2Jclear"},
-		{"\x1b]0;title\x07", "␛]0;title␇"},
+		{"\x1b[2Jclear", "^[[2Jclear"},
+		{"\x1b]0;title\x07", "^[]0;title^G"},
 		{"50%\r100%\n", "50%\n100%\n"},
 		{"crlf\r\n", "crlf\n"},
-		{"\x1b[1;32", "␛[1;32"},
+		{"\x1b[1;32", "^[[1;32"},
 	}
 	for _, c := range cases {
 		if got := Log(c.in); got != c.want {

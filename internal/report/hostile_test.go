@@ -59,7 +59,7 @@ func hostileStory() struct {
 			pass: true, passed: 4, total: 4, score: 91, b: state.QualityBreakdown{Validation: 100, Completeness: 100, Correctness: 100, Readability: 70, Efficiency: 40},
 			change:      change(file(h["bidi"], 1, 1), file(h["long"], 3, 0), file(h["backticks"], 1, 0), file(h["emoji"], 1, 0)),
 			heldOut:     &state.HeldOut{Verdict: state.HeldOutPass, Edits: []state.TestEdit{{Path: h["comment"], Test: h["heading"], Change: h["image"]}, {Path: h["issue"], Change: h["details"]}}},
-			commitFiles: 3, summary: h["comment"] + "\n" + h["clear"] + "\n" + h["emoji"] + " " + h["issue"] + "\n" + h["long"], secs: 34, tokens: 11020, cost: 0.0337,
+			commitFiles: 3, summary: h["link"] + " " + h["comment"] + "\n" + h["clear"] + " " + h["long"] + "\n" + h["emoji"] + " " + h["issue"] + " " + h["mention"], secs: 34, tokens: 11020, cost: 0.0337,
 			flaky: []string{h["bidi"], h["emoji"]},
 		}},
 	}
