@@ -5,7 +5,8 @@
 //   node render.mjs job.json   (writes job.result)
 //
 // The Markdown goes through GFM (remark-gfm, the cmark-gfm extensions:
-// tables, strikethrough, autolinks, task lists, footnotes), raw HTML is
+// tables, strikethrough, autolinks, task lists, footnotes) with line
+// breaks kept as GitHub does in comments (remark-breaks), raw HTML is
 // parsed (rehype-raw) and then cleaned with hast-util-sanitize's default
 // schema, which is GitHub's allowlist (comments dropped, no script, no
 // event handlers, ids prefixed with user-content-); GitHub's own
@@ -29,6 +30,7 @@ import path from 'node:path';
 import {unified} from 'unified';
 import remarkParse from 'remark-parse';
 import remarkGfm from 'remark-gfm';
+import remarkBreaks from 'remark-breaks';
 import remarkRehype from 'remark-rehype';
 import rehypeRaw from 'rehype-raw';
 import rehypeSanitize, {defaultSchema} from 'rehype-sanitize';
@@ -43,6 +45,7 @@ const mermaidPath = require.resolve('mermaid/dist/mermaid.min.js');
 const toHTML = unified()
   .use(remarkParse)
   .use(remarkGfm)
+  .use(remarkBreaks) // a comment, unlike a .md file, breaks lines where the text does
   .use(remarkRehype, {allowDangerousHtml: true})
   .use(rehypeRaw)
   .use(rehypeSanitize, defaultSchema)
@@ -197,7 +200,7 @@ try {
         const base = `${p.name}-${width}-${scheme}`;
         const m = await page.evaluate(measure, p.needles);
         const shot = path.join(job.outDir, base + '.png');
-        await page.screenshot({path: shot, fullPage: true});
+        await page.locator('.comment').screenshot({path: shot});
         let expanded = '';
         let mermaid = {blocks: 0, drawn: 0, errors: []};
         if (m.details > 0) {
@@ -207,7 +210,7 @@ try {
             mermaid = await page.evaluate(drawMermaid, scheme);
           }
           expanded = path.join(job.outDir, base + '-expanded.png');
-          await page.screenshot({path: expanded, fullPage: true});
+          await page.locator('.comment').screenshot({path: expanded});
         }
         results.push({name: p.name, width, scheme, ...m, mermaid, requests: [...requests], screenshot: shot, expanded});
       }
