@@ -198,11 +198,13 @@ func (b *builder) trust() list {
 		it := r.it
 		evs := f.events(r.n)
 		var critical, warn []phrase
+		verbs := true
 		decision := ""
 		for _, ev := range evs {
-			c := regressionClause(ev, base)
+			c, verb := regressionClause(ev, base)
 			if ev.Severity == "critical" {
 				critical = append(critical, c)
+				verbs = verbs && verb
 			} else {
 				warn = append(warn, c)
 			}
@@ -213,8 +215,11 @@ func (b *builder) trust() list {
 		switch {
 		case it.Rejected:
 			p := words(fmt.Sprintf("Iteration %d was rejected", r.n))
-			if len(critical) > 0 {
+			switch {
+			case len(critical) > 0 && verbs:
 				p = p.add(": it ").then(andList(critical))
+			case len(critical) > 0:
+				p = p.add(": ").then(join(critical, "; "))
 			}
 			p = p.add("; " + b.consequence(r.n, decision))
 			if h := it.HeldOut; h != nil && h.Verdict == state.HeldOutFail {
@@ -222,9 +227,9 @@ func (b *builder) trust() list {
 			}
 			l.items = append(l.items, item{p: p})
 		case decision == "approve" && len(critical) > 0:
-			l.items = append(l.items, item{p: words(fmt.Sprintf("Iteration %d was flagged (it ", r.n)).then(andList(critical)).add(") and a person approved it.")})
+			l.items = append(l.items, item{p: words(fmt.Sprintf("Iteration %d was flagged (", r.n)).then(join(critical, "; ")).add(") and a person approved it.")})
 		case r.pub && len(warn) > 0:
-			l.items = append(l.items, item{p: words(fmt.Sprintf("Iteration %d has a warning: it ", r.n)).then(andList(warn)).add(".")})
+			l.items = append(l.items, item{p: words(fmt.Sprintf("Iteration %d has a warning: ", r.n)).then(join(warn, "; ")).add(".")})
 		}
 		if r.pub {
 			if h := heldOutLine(it.HeldOut); h != nil {
@@ -316,7 +321,11 @@ func (b *builder) perIteration() []block {
 	}
 	for _, r := range f.iterations() {
 		it := r.it
-		parts := []string{dur(it.DurationSeconds), sizeText(size(it)) + " from the start"}
+		sz := "size not recorded"
+		if c := size(it); c != nil {
+			sz = sizeText(c) + " from the start"
+		}
+		parts := []string{dur(it.DurationSeconds), sz}
 		if it.Tokens > 0 {
 			parts = append(parts, thousands(it.Tokens)+" tokens")
 		}
@@ -369,8 +378,8 @@ func (b *builder) perIteration() []block {
 // scoreBreakdown shows how the published iteration's score adds up.
 func (b *builder) scoreBreakdown() *details {
 	p := b.f.pub
-	if p == nil {
-		return nil
+	if p == nil || p.it.QualityBreakdown == (state.QualityBreakdown{}) {
+		return nil // not recorded
 	}
 	lines, total := scoreParts(p.it)
 	var l list

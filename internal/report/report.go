@@ -189,10 +189,9 @@ func Notification(st *state.State, o Options, login string) string {
 		// since escaping would (rightly) break it.
 		b.WriteString("@" + login + " ")
 	}
-	b.WriteString(words("agent-loop " + f.status.word + ": ").then(f.status.why).md())
-	b.WriteString(" " + f.status.icon)
+	b.WriteString(words(f.status.icon + " agent-loop " + f.status.word + ": ").then(f.status.why).add(".").md())
 	if l.Report != "" {
-		b.WriteString(" " + words("The report: ").then(link("agent-loop comment", l.Report)).add(".").md())
+		b.WriteString(" " + words("The report: ").then(link("the agent-loop comment", l.Report)).add(".").md())
 	}
 	b.WriteString("\n")
 	return b.String()

@@ -57,8 +57,10 @@ func shortRegression(ev state.RegressionEvent) string {
 }
 
 // regressionClause words one regression as what the agent did: "deleted 2
-// failing tests (`TestSubZero`, `TestSub`)", "changed `test.sh`".
-func regressionClause(ev state.RegressionEvent, baselineFailing []string) phrase {
+// failing tests (`TestSubZero`, `TestSub`)", "changed `test.sh`"; verb is
+// false when only the judge's own summary words it ("tests deleted:
+// ...").
+func regressionClause(ev state.RegressionEvent, baselineFailing []string) (phrase, bool) {
 	t, p := ev.Details.Tests, ev.Details.Paths
 	withNames := func(verb, one, many string, list []string) phrase {
 		if len(list) == 0 {
@@ -104,12 +106,18 @@ func regressionClause(ev state.RegressionEvent, baselineFailing []string) phrase
 		}
 	}
 	if out != nil {
-		return out
+		return out, true
 	}
+	noun := map[string]string{
+		"test_deletion": "tests deleted", "test_skipping": "tests skipped", "assertion_weakening": "assertions weakened",
+		"validation_bypass": "the check changed", "error_suppression": "errors silenced", "coverage_regression": "coverage lowered",
+		"feature_removal": "code removed",
+	}[ev.RegressionType]
+	noun = nonEmpty(noun, strings.ReplaceAll(ev.RegressionType, "_", " "))
 	if s := strings.TrimSpace(ev.Details.Summary); s != "" {
-		return words(s)
+		return words(noun + " (").then(words(s)).add(")"), false
 	}
-	return words(shortRegression(ev))
+	return words(noun), false
 }
 
 func allIn(list, set []string) bool {
