@@ -368,7 +368,6 @@ func CapSummary(markdown string, limit int) string {
 	return escape.Truncate(markdown, limit, note)
 }
 
-
 // Untrusted returns a writer for text an agent or a completion command
 // produced, echoed to out (normally the same stdout the Writer was made
 // with; nil means that one). The text is redacted and wrapped in
