@@ -105,6 +105,9 @@ func (b *builder) change() []block {
 		if len(f.iterations()) == 0 {
 			return []block{para{lead: "Change:", p: words("none.")}}
 		}
+		if !f.st.Status.Terminal() {
+			return []block{para{lead: "Change:", p: words("none yet: no iteration has qualified so far.")}}
+		}
 		return []block{para{lead: "Change:", p: words("nothing to publish: no iteration qualified; the branch is back at the starting commit.")}}
 	}
 	c := size(f.pub.it)
@@ -369,7 +372,11 @@ func (b *builder) perIteration() []block {
 		total = append(total, c)
 	}
 	h := f.st.Harness
-	if h.Provider != "" {
+	switch h.Provider {
+	case "":
+	case "scripted":
+		total = append(total, "the demo's scripted agent")
+	default:
 		total = append(total, strings.TrimSpace(h.Provider+" "+h.AgentVersion))
 	}
 	return []block{l, para{lead: "In all:", p: words(strings.Join(total, ", ") + ".")}}

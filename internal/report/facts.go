@@ -318,6 +318,9 @@ func (f *facts) statusLine() status {
 		s.why = words("publishing the result failed: ").then(words(h.StopReason))
 	default:
 		s.why = words(nonEmpty(h.StopReason, "no reason was recorded"))
+		if st.Status == state.Paused {
+			s.why = words("paused (").then(s.why).add(")")
+		}
 	}
 	if st.Status == state.Failed && f.pub != nil {
 		s.why = s.why.add(fmt.Sprintf("; iteration %d came closest", f.pub.n))
