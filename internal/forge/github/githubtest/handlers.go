@@ -36,6 +36,9 @@ func (s *Server) route(c *call) bool {
 	}
 	h, args := repoRoute(m, seg[3:])
 	if h == nil {
+		h, args = ciRoute(m, seg[3:])
+	}
+	if h == nil {
 		return false
 	}
 	r, ok := s.repos[strings.ToLower(seg[1]+"/"+seg[2])]
