@@ -59,7 +59,7 @@ func TestDecide(t *testing.T) {
 		}, f: Facts{PRs: samePR},
 			want: Decision{Start: true, ReportOn: github.ReportTarget{PR: 7}, Delivery: Delivery{Mode: FixPR, Base: "feature", StartSHA: sha, PR: 7}}},
 		{name: "a fork is refused", ev: func(e *github.WorkflowRunEvent) { e.Run.HeadRepo = "mallory/r" },
-			f: Facts{PRs: []github.PR{{Number: 8, HeadRef: "patch-1", HeadSHA: sha, HeadRepoFullName: "mallory/r"}}},
+			f:      Facts{PRs: []github.PR{{Number: 8, HeadRef: "patch-1", HeadSHA: sha, HeadRepoFullName: "mallory/r"}}},
 			reason: "comes from the fork mallory/r"},
 		{name: "a fork allowed gets a PR even with fix-ci: push", ev: func(e *github.WorkflowRunEvent) { e.Run.HeadRepo = "mallory/r" },
 			s: Settings{AllowForks: true, FixCI: "push"}, f: Facts{PRs: []github.PR{{Number: 8, HeadRef: "patch-1", HeadSHA: sha, HeadRepoFullName: "mallory/r"}}},
