@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/aiwg/agent-loop/internal/forge/github"
@@ -79,10 +80,12 @@ type Step struct {
 	JobID  string
 	JobURL string
 	// Name is the step's name as GitHub shows it ("Run npm test" for an
-	// unnamed step); Index its position in the job (0-based) and Line its
-	// line in the workflow file.
+	// unnamed step); Index its position in the job (0-based); File the
+	// workflow file it is in (a reusable workflow's for a called job) and
+	// Line its line there.
 	Name  string
 	Index int
+	File  string
 	Line  int
 	// Matrix are the values of the job's matrix entry.
 	Matrix map[string]string
@@ -97,20 +100,21 @@ type Step struct {
 	Env []EnvVar
 }
 
-// Evidence is the one line that says where the step comes from.
+// Evidence is the one line that says where the step comes from: the
+// workflow, the job, the step with its file and line, and the failed run.
 func (s Step) Evidence(runURL string) string {
-	e := fmt.Sprintf("workflow %q (%s), job %q, step %q", s.Workflow, workflowFileOf(s), s.Job, s.Name)
+	e := fmt.Sprintf("workflow %q, job %q, step %q", s.Workflow, s.Job, s.Name)
+	if s.File != "" {
+		e += " (" + s.File
+		if s.Line > 0 {
+			e += ":" + strconv.Itoa(s.Line)
+		}
+		e += ")"
+	}
 	if runURL != "" {
 		e += ", failed in " + runURL
 	}
 	return e
-}
-
-func workflowFileOf(s Step) string {
-	if s.Line > 0 {
-		return fmt.Sprintf("line %d", s.Line)
-	}
-	return "workflow file"
 }
 
 // EnvVar is one environment variable.
@@ -727,7 +731,7 @@ func (r *resolver) step(in *instance, s wfStep, name string, job github.Workflow
 		return Step{}, nil, refuse(nil, err.Error())
 	}
 	st := Step{Workflow: r.root.name, Job: job.Name, JobID: in.job.id, JobURL: job.HTMLURL, Name: name, Index: s.index,
-		Line: s.line, Matrix: in.entry.matrixStrings(), Run: script, Shell: sh, WorkingDirectory: wd}
+		File: in.wf.path, Line: s.line, Matrix: in.entry.matrixStrings(), Run: script, Shell: sh, WorkingDirectory: wd}
 	env, notes, err := mergeEnv(in.scopes[0], in.scopes[1], stepEnv, s.run)
 	if err != nil {
 		return Step{}, nil, refuse(err, "its env")

@@ -89,7 +89,7 @@ func TestResolveGoJob(t *testing.T) {
 		t.Fatalf("steps %+v", c.Steps)
 	}
 	s := c.Steps[0]
-	want := Step{Workflow: "Go", Job: "build", JobID: "build", JobURL: in.Jobs[0].HTMLURL, Name: "Test", Index: 4, Line: s.Line,
+	want := Step{Workflow: "Go", Job: "build", JobID: "build", JobURL: in.Jobs[0].HTMLURL, Name: "Test", Index: 4, File: ".github/workflows/go.yml", Line: 25,
 		Run: "go test -race -count=1 ./...", Shell: Shell{Argv: []string{"bash", "-e", "{0}"}, Ext: ".sh"}, WorkingDirectory: ".",
 		Env: []EnvVar{{"GOFLAGS", "-mod=readonly"}, {"GOTOOLCHAIN", "local"}, {"CGO_ENABLED", "1"}}}
 	if diff := cmp.Diff(want, s); diff != "" {
@@ -101,7 +101,7 @@ func TestResolveGoJob(t *testing.T) {
 	if !strings.Contains(strings.Join(c.Notes, "\n"), "actions/setup-go@v5") {
 		t.Errorf("notes do not name the setup action: %q", c.Notes)
 	}
-	if got := s.Evidence(c.RunURL); !strings.Contains(got, `job "build", step "Test"`) || !strings.Contains(got, c.RunURL) {
+	if got := s.Evidence(c.RunURL); got != `workflow "Go", job "build", step "Test" (.github/workflows/go.yml:25), failed in `+c.RunURL {
 		t.Errorf("evidence %q", got)
 	}
 }
@@ -338,7 +338,8 @@ func TestResolveReusableWorkflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Steps) != 1 || c.Steps[0].Run != "go test -race -count=1 ./..." || c.Steps[0].WorkingDirectory != "core" || c.Steps[0].Job != "unit / test" {
+	if len(c.Steps) != 1 || c.Steps[0].Run != "go test -race -count=1 ./..." || c.Steps[0].WorkingDirectory != "core" ||
+		c.Steps[0].Job != "unit / test" || c.Steps[0].File != ".github/workflows/reusable-tests.yml" {
 		t.Errorf("steps %+v", c.Steps)
 	}
 	if len(c.Fallbacks) != 1 || !strings.Contains(c.Fallbacks[0].Reason, "octo-org/shared/.github/workflows/go.yml@v2") {
