@@ -336,29 +336,30 @@ func ciRoute(method string, rest []string) (repoHandler, []string) {
 
 const actionsDoc = "https://docs.github.com/rest/actions"
 
-func (c *call) getRun(r *repoState, args []string) {
-	const doc = actionsDoc + "/workflow-runs#get-a-workflow-run"
+// run is the workflow run a request names, after the token is checked for
+// `actions: read`; nil when the answer (403, 404) was written.
+func (c *call) run(r *repoState, arg, doc string) *WorkflowRun {
 	if !c.allow(r, false, doc, "actions") {
-		return
+		return nil
 	}
-	id, _ := strconv.ParseInt(args[0], 10, 64)
+	id, _ := strconv.ParseInt(arg, 10, 64)
 	run := c.s.findRun(r, id)
 	if run == nil {
 		c.notFound(doc)
-		return
 	}
-	c.json(http.StatusOK, c.s.runJSON(r, run))
+	return run
+}
+
+func (c *call) getRun(r *repoState, args []string) {
+	if run := c.run(r, args[0], actionsDoc+"/workflow-runs#get-a-workflow-run"); run != nil {
+		c.json(http.StatusOK, c.s.runJSON(r, run))
+	}
 }
 
 func (c *call) listJobs(r *repoState, args []string) {
 	const doc = actionsDoc + "/workflow-jobs#list-jobs-for-a-workflow-run"
-	if !c.allow(r, false, doc, "actions") {
-		return
-	}
-	id, _ := strconv.ParseInt(args[0], 10, 64)
-	run := c.s.findRun(r, id)
+	run := c.run(r, args[0], doc)
 	if run == nil {
-		c.notFound(doc)
 		return
 	}
 	if f := c.r.URL.Query().Get("filter"); f != "" && f != "latest" && f != "all" {
@@ -416,12 +417,7 @@ func (c *call) jobLogs(r *repoState, args []string) {
 				c.errorJSON(http.StatusGone, "The logs for this job have expired.", doc)
 				return
 			}
-			sig := randomHex(16)
-			c.s.blobSigs[sig] = id
-			loc := fmt.Sprintf("%s/logs/%d.txt?sv=2021-12-02&spr=https&se=%s&sr=b&sp=r&sig=%s",
-				c.s.blob.URL, id, url.QueryEscape(c.s.now().Add(time.Minute).Format(time.RFC3339)), sig)
-			c.w.Header().Set("Location", loc)
-			c.w.WriteHeader(http.StatusFound)
+			c.redirectToBlob("logs", id, ".txt")
 			return
 		}
 	}
@@ -696,4 +692,15 @@ func (c *call) patchCommitComment(r *repoState, args []string) {
 		return
 	}
 	c.notFound(doc)
+}
+
+// redirectToBlob answers 302 to a signed URL of the blob host for the
+// object id, as GitHub does for artifacts and logs.
+func (c *call) redirectToBlob(kind string, id int64, ext string) {
+	sig := randomHex(16)
+	c.s.blobSigs[sig] = id
+	loc := fmt.Sprintf("%s/%s/%d%s?sv=2021-12-02&spr=https&se=%s&sr=b&sp=r&sig=%s",
+		c.s.blob.URL, kind, id, ext, url.QueryEscape(c.s.now().Add(time.Minute).Format(time.RFC3339)), sig)
+	c.w.Header().Set("Location", loc)
+	c.w.WriteHeader(http.StatusFound)
 }
