@@ -73,8 +73,11 @@ func parseWorkflow(path string, data []byte) (*workflow, error) {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, fmt.Errorf("workflow %s: empty file", path)
 	}
+	if err := checkExpansion(&doc); err != nil {
+		return nil, fmt.Errorf("workflow %s: %w", path, err)
+	}
 	root := resolve(doc.Content[0])
-	if root.Kind != yaml.MappingNode {
+	if root == nil || root.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("workflow %s: the top level is not a mapping", path)
 	}
 	w := &workflow{path: path, name: scalar(get(root, "name"))}
@@ -245,3 +248,39 @@ func nodeValue(n *yaml.Node) any {
 // errRemoteWorkflow marks a job that calls a reusable workflow of another
 // repository, which is not read.
 var errRemoteWorkflow = errors.New("calls a reusable workflow of another repository")
+
+// maxExpandedNodes bounds a workflow's size once its aliases are expanded.
+const maxExpandedNodes = 200_000
+
+// checkExpansion refuses a document whose aliases refer to themselves or
+// expand beyond maxExpandedNodes (the "billion laughs"), so that the rest
+// of the package can follow aliases freely.
+func checkExpansion(doc *yaml.Node) error {
+	count := 0
+	onPath := map[*yaml.Node]bool{}
+	var walk func(n *yaml.Node, depth int) error
+	walk = func(n *yaml.Node, depth int) error {
+		if n == nil {
+			return nil
+		}
+		count++
+		if count > maxExpandedNodes || depth > 200 {
+			return errors.New("its YAML aliases expand too far")
+		}
+		if n.Kind == yaml.AliasNode {
+			if onPath[n.Alias] {
+				return errors.New("a YAML alias refers to a node that contains it")
+			}
+			return walk(n.Alias, depth+1)
+		}
+		onPath[n] = true
+		defer delete(onPath, n)
+		for _, c := range n.Content {
+			if err := walk(c, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(doc, 0)
+}
