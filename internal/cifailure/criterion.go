@@ -213,6 +213,12 @@ func Resolve(in Input) (*Criterion, error) {
 			c.Fallbacks = append(c.Fallbacks, r.fallback(j, m.inst, "", "", m.inst.err.Error()))
 			continue
 		}
+		if coe := m.inst.job.continueOnError; coe != "" {
+			if v, err := m.inst.cx.value(coe); err == nil && truthy(v) {
+				c.Notes = append(c.Notes, fmt.Sprintf("job %q failed but may (continue-on-error): the loop does not check it", j.Name))
+				continue
+			}
+		}
 		if os := m.inst.runnerOS(); os != "" && os != "Linux" {
 			other = append(other, m)
 			continue

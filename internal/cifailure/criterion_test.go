@@ -135,10 +135,11 @@ func TestResolveNodeMatrix(t *testing.T) {
 			wantEnv:    map[string]string{"NODE_VERSION": "22", "COVERAGE": "lcov"},
 		},
 		{
-			name:       "entry added by include",
-			jobs:       []github.WorkflowJob{job("test (ubuntu-latest, 23, true)", "23")},
-			wantMatrix: map[string]string{"os": "ubuntu-latest", "node": "23", "experimental": "true"},
-			wantEnv:    map[string]string{"NODE_VERSION": "23", "COVERAGE": "none"},
+			name:       "entry added by include, next to a failed entry",
+			jobs:       []github.WorkflowJob{job("test (ubuntu-latest, 23, true)", "23"), job("test (ubuntu-latest, 20)", "20")},
+			wantMatrix: map[string]string{"os": "ubuntu-latest", "node": "20"},
+			wantEnv:    map[string]string{"NODE_VERSION": "20", "COVERAGE": "none"},
+			wantNote:   `job "test (ubuntu-latest, 23, true)" failed but may (continue-on-error)`,
 		},
 		{
 			name:       "Windows and Linux failed: Linux is checked",

@@ -48,6 +48,8 @@ type wfJob struct {
 	line       int
 	hasMatrix  bool
 	timeoutMin string
+	// continueOnError is the job's continue-on-error: (a template).
+	continueOnError string
 }
 
 type wfStep struct {
@@ -100,7 +102,7 @@ func parseWorkflow(path string, data []byte) (*workflow, error) {
 		j := &wfJob{id: p.key, name: scalar(get(jn, "name")), runsOn: get(jn, "runs-on"), line: p.val.Line,
 			uses: scalar(get(jn, "uses")), with: pairs(get(jn, "with")), env: pairs(get(jn, "env")),
 			defaults: readDefaults(get(jn, "defaults")), container: get(jn, "container") != nil,
-			timeoutMin: scalar(get(jn, "timeout-minutes"))}
+			timeoutMin: scalar(get(jn, "timeout-minutes")), continueOnError: scalar(get(jn, "continue-on-error"))}
 		for _, s := range pairs(get(jn, "services")) {
 			j.services = append(j.services, s.key)
 		}
