@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	gh "github.com/google/go-github/v62/github"
+
+	"github.com/aiwg/agent-loop/internal/escape"
 )
 
 // ReportTarget is where a loop reports: a pull request (its conversation)
@@ -109,9 +111,7 @@ func (c *Client) CommitComment(ctx context.Context, sha, body string) (int64, er
 	if !shaPattern.MatchString(sha) {
 		return 0, fmt.Errorf("commenting on a commit: %q: want a 40-hex-digit SHA", sha)
 	}
-	if len(body) > maxCommentBytes {
-		body = truncateUTF8(body, maxCommentBytes-len(truncatedNote)) + truncatedNote
-	}
+	body = escape.Truncate(body, maxCommentBytes, truncatedNote)
 	var cm gh.RepositoryComment
 	if _, err := c.do(ctx, http.MethodPost, c.repoPath("commits", sha, "comments"), map[string]string{"body": body}, &cm, needContents); err != nil {
 		return 0, fmt.Errorf("commenting on commit %s: %w", short(sha), err)
@@ -131,10 +131,7 @@ func (c *Client) UpsertCommitComment(ctx context.Context, sha, loopID, body stri
 		return 0, fmt.Errorf("sticky commit comment: %q: want a 40-hex-digit SHA", sha)
 	}
 	marker := StickyMarker(loopID)
-	full := marker + "\n" + body
-	if len(full) > maxCommentBytes {
-		full = truncateUTF8(full, maxCommentBytes-len(truncatedNote)) + truncatedNote
-	}
+	full := escape.Truncate(marker+"\n"+body, maxCommentBytes, truncatedNote)
 	logins, err := c.ownLogins(ctx)
 	if err != nil {
 		return 0, err
