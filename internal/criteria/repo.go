@@ -247,3 +247,27 @@ func join(dir, name string) string {
 	}
 	return clean(dir + "/" + name)
 }
+
+// repoFS is the repository as an fs.FS for shellcmd, through the cache:
+// reads are bounded and a file that cannot be read is named once.
+type repoFS struct{ r *repo }
+
+func (f repoFS) Open(name string) (fs.File, error) { return f.r.root.FS().Open(name) }
+
+// ReadFile reads through the cache (fs.ReadFileFS).
+func (f repoFS) ReadFile(name string) ([]byte, error) {
+	if !f.r.exists(name) {
+		return nil, fs.ErrNotExist
+	}
+	data, ok := f.r.read(name)
+	if !ok {
+		if res := f.r.files[clean(name)]; res.err != nil {
+			return nil, res.err
+		}
+		return nil, fs.ErrNotExist
+	}
+	return data, nil
+}
+
+// Exists tests a path against the cached listings.
+func (f repoFS) Exists(name string) bool { return f.r.exists(name) }
