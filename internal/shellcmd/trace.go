@@ -12,9 +12,9 @@ type frame struct {
 
 	via string
 
-	line                                    string
+	line                                     string
 	fallback, background, conditional, piped bool
-	dirUnknown                              bool
+	dirUnknown                               bool
 }
 
 func (f frame) isCall() bool { return f.args != nil }
