@@ -99,10 +99,12 @@ func roleOf(k Kind, names []string) Role {
 			}
 		}
 		return RoleTest
-	case k.Has(Lint | Format | Type):
+	case k.Has(Lint | Format):
 		return RoleLint
 	case k.Has(Build):
 		return RoleBuild
+	case k.Has(Type):
+		return RoleLint
 	case k.Has(Report) || k.Has(Coverage):
 		return RoleReport
 	case k.Has(Install | Toolchain | Service):

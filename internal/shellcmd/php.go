@@ -36,7 +36,7 @@ func (c *cls) phpTool(k call) (Info, bool) {
 		}
 		if len(p) > 0 {
 			c.noteFile(p[0], k.dir)
-			return c.classifyDepth(p, k.dir, k.depth+1), true
+			return c.classifyDepth(append([]string{p[0]}, after(rest, p[0])...), k.dir, k.depth+1), true
 		}
 		return Info{Kind: CIOnly}, true
 	}
@@ -74,7 +74,7 @@ func (c *cls) classifyComposer(rest []string, dir string, depth int) Info {
 			return Info{}
 		}
 		if p[0] == "exec" {
-			return c.classifyDepth(p[1:], dir, depth+1)
+			return c.classifyDepth(dropRunnerFlags(after(rest, "exec"), nil), dir, depth+1)
 		}
 		return c.scriptInfo("composer", "composer "+p[1], dir, p[1], depth)
 	}

@@ -295,7 +295,7 @@ func (c *cls) classifyHatch(rest []string, dir string, depth int) Info {
 			}
 		}
 		m := c.tr.mark()
-		inner := c.classifyDepth(p[1:], dir, depth+1)
+		inner := c.classifyDepth(dropRunnerFlags(after(rest, "run"), nil), dir, depth+1)
 		if inner.Kind != 0 {
 			return inner
 		}
@@ -313,11 +313,11 @@ func (c *cls) classifyPyRunner(tool string, rest []string, dir string, depth int
 	if len(p) == 0 {
 		return Info{}
 	}
-	if tool == "uvx" || tool == "pipx" && p[0] == "run" {
-		if tool == "pipx" {
-			p = p[1:]
-		}
-		return c.classifyDepth(p, dir, depth+1)
+	if tool == "uvx" {
+		return c.classifyDepth(dropRunnerFlags(rest, pyRunnerValued), dir, depth+1)
+	}
+	if tool == "pipx" && p[0] == "run" {
+		return c.classifyDepth(dropRunnerFlags(after(rest, "run"), pyRunnerValued), dir, depth+1)
 	}
 	switch p[0] {
 	case "run":
@@ -346,7 +346,7 @@ func (c *cls) classifyPyRunner(tool string, rest []string, dir string, depth int
 		return classifyPip("pip", p[1:])
 	case "tool":
 		if len(p) > 1 && p[1] == "run" {
-			return c.classifyDepth(p[2:], dir, depth+1)
+			return c.classifyDepth(dropRunnerFlags(after(after(rest, "tool"), "run"), pyRunnerValued), dir, depth+1)
 		}
 		return Info{Kind: Toolchain}
 	case "build":

@@ -78,7 +78,7 @@ func (c *cls) classifyBundle(rest []string, dir string, depth int) Info {
 		}
 		return Info{Kind: Install, Sig: "bundle install"}
 	case "exec", "ex":
-		return c.classifyDepth(p[1:], dir, depth+1)
+		return c.classifyDepth(dropRunnerFlags(after(rest, p[0]), set("--gemfile")), dir, depth+1)
 	case "audit":
 		return Info{Kind: Lint, Sig: "bundle audit"}
 	}

@@ -43,7 +43,7 @@ func ParseMakefile(file string, data []byte) *TaskFile {
 			}
 			cmd := strings.TrimSpace(line)
 			cmd = strings.TrimLeft(cmd, "@-+")
-			cmd = expandMakeVars(cmd, vars)
+			cmd = strings.ReplaceAll(expandMakeVars(cmd, vars), "$$", "$")
 			for _, t := range current {
 				if tf.Recipes[t] == "" {
 					tf.Recipes[t] = cmd
@@ -189,13 +189,14 @@ func ParseTaskfile(file string, data []byte) (tf *TaskFile, err error) {
 		}
 	}()
 	var doc struct {
-		Tasks map[string]any `yaml:"tasks"`
+		Tasks any `yaml:"tasks"`
 	}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, err
 	}
 	tf = &TaskFile{File: file, Recipes: map[string]string{}}
-	for name, task := range doc.Tasks {
+	tasks, _ := doc.Tasks.(map[string]any)
+	for name, task := range tasks {
 		var cmds []string
 		body, _ := task.(map[string]any)
 		for _, dep := range asList(body["deps"]) {

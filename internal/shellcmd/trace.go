@@ -210,7 +210,8 @@ func (t *trace) leaf(info Info) {
 var shellState = map[string]bool{
 	"set": true, "shopt": true, "trap": true, "export": true, "unset": true, "exit": true, "return": true,
 	"true": true, ":": true, "local": true, "declare": true, "typeset": true, "readonly": true, "source": true,
-	".": true, "umask": true, "ulimit": true, "alias": true, "hash": true,
+	".": true, "umask": true, "ulimit": true, "alias": true, "hash": true, "[": true, "[[": true, "test": true,
+	"cd": true, "pushd": true, "popd": true, "shift": true, "wait": true, "read": true,
 }
 
 // prefixOf returns the words of outer before inner, when inner is a suffix

@@ -160,7 +160,9 @@ func StripWrappers(args []string) Wrapped {
 		}
 		w.Wrappers = append(w.Wrappers, strings.Join(start[:len(start)-len(args)], " "))
 	}
-	w.Args = args
+	if len(args) > 0 {
+		w.Args = args
+	}
 	return w
 }
 
