@@ -85,3 +85,29 @@ func TestAnalyzeBounded(t *testing.T) {
 		t.Errorf("%d steps", len(a.Steps))
 	}
 }
+
+// Without the repository, the command alone still names the files it
+// depends on: where its runners keep their scripts.
+func TestAnalyzeCommandOnly(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		cmd  string
+		deps Depends
+	}{
+		{"nice -n 10 make test", Depends{Files: []string{"Makefile"}, Targets: []string{"Makefile:test"}}},
+		{"cd sub && timeout 10m make -C api check lint", Depends{Files: []string{"sub/api/Makefile"}, Targets: []string{"sub/api/Makefile:check", "sub/api/Makefile:lint"}}},
+		{"make", Depends{Files: []string{"Makefile"}}},
+		{"env -u CI just test", Depends{Files: []string{"justfile"}, Targets: []string{"justfile:test"}}},
+		{"npm test", Depends{Files: []string{"package.json"}, Targets: []string{"package.json:test"}}},
+		{"cd web && npm run test:unit -- --ci", Depends{Files: []string{"web/package.json"}, Targets: []string{"web/package.json:test:unit"}}},
+		{"composer test", Depends{Files: []string{"composer.json"}, Targets: []string{"composer.json:test"}}},
+		{"uv run pytest", Depends{Runner: "pytest"}},
+		{"go test ./...", Depends{Runner: "go test"}},
+	}
+	for _, tc := range tests {
+		a := Analyze(nil, tc.cmd, ".")
+		if d := cmp.Diff(tc.deps, a.Depends); d != "" {
+			t.Errorf("Analyze(nil, %q) depends (-want +got):\n%s", tc.cmd, d)
+		}
+	}
+}

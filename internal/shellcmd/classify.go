@@ -34,7 +34,8 @@ type Lookup interface {
 	// Script returns the body of script name of runner ("npm", "make",
 	// "just", "task", "composer", "deno", "hatch", "pdm", "poe", "rake",
 	// "tox", "nox", "mix") as defined in dir, and the file that defines it
-	// (repository-relative).
+	// (repository-relative). When the script is not defined, file is where
+	// it would be (ConventionalFile when the runner has no file in dir).
 	Script(runner, dir, name string) (body, file string, ok bool)
 	// DefaultTarget returns what the runner runs when no target is named
 	// (the first target of a Makefile, just's first recipe) and its file.
@@ -353,6 +354,9 @@ func (c *cls) script(runner, dir, name string) (string, bool) {
 // resolveScript classifies a named script of a runner by its body.
 func (c *cls) resolveScript(runner, dir, name string, depth int) (Info, bool) {
 	if c.lookup == nil {
+		// Only the command is known: the script is read from its runner's
+		// usual file, which the criterion depends on all the same.
+		c.tr.target(ConventionalFile(runner, dir), name)
 		return Info{}, false
 	}
 	if depth >= maxScriptDepth {
@@ -367,10 +371,12 @@ func (c *cls) resolveScript(runner, dir, name string, depth int) (Info, bool) {
 		return Info{}, false
 	}
 	body, file, ok := c.lookup.Script(runner, dir, name)
+	// A script that is not defined is still a dependency: defining it
+	// changes what the command runs.
+	c.tr.target(file, name)
 	if !ok {
 		return Info{}, false
 	}
-	c.tr.target(file, name)
 	c.tr.enter(key)
 	defer c.tr.leave(key)
 	return c.classifyScript(body, dir, depth+1, file+":"+name), true
@@ -403,6 +409,22 @@ func (c *cls) scriptInfo(runner, sig, dir, name string, depth int) Info {
 		out.Kind = byName
 	}
 	return out
+}
+
+// conventional are the files where each runner keeps its named scripts.
+var conventional = map[string]string{
+	"make": "Makefile", "just": "justfile", "task": "Taskfile.yml", "rake": "Rakefile", "npm": "package.json",
+	"composer": "composer.json", "deno": "deno.json", "hatch": "pyproject.toml", "pdm": "pyproject.toml",
+	"poe": "pyproject.toml", "tox": "tox.ini", "nox": "noxfile.py", "mix": "mix.exs",
+}
+
+// ConventionalFile is the file where runner keeps its named scripts in dir
+// ("Makefile" for make, "package.json" for npm); "" for an unknown runner.
+func ConventionalFile(runner, dir string) string {
+	if f, ok := conventional[runner]; ok {
+		return Join(dir, f)
+	}
+	return ""
 }
 
 // defaultTarget is what plain `make` (just, task) runs in dir.

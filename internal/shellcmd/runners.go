@@ -48,8 +48,12 @@ func (c *cls) classifyMake(rest []string, dir string, depth int) Info {
 			name = c.defaultTarget("make", d)
 			if nk := ClassifyName(name); nk&GateKinds == 0 || nk.Has(Build) {
 				k |= Build
-				if c.tr != nil && name != "" {
+				if name != "" {
 					c.resolveScript("make", d, name, depth)
+				} else {
+					// No default goal known: whatever the Makefile's
+					// first target becomes is what runs.
+					c.tr.file(ConventionalFile("make", d))
 				}
 				continue
 			}

@@ -88,7 +88,7 @@ func (t *trace) file(p string) {
 }
 
 func (t *trace) target(file, name string) {
-	if t == nil {
+	if t == nil || file == "" {
 		return
 	}
 	t.file(file)

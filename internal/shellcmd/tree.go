@@ -142,7 +142,11 @@ func (t *Tree) Script(runner, dir, name string) (body, file string, ok bool) {
 		return body, tf.File, ok
 	}
 	body, ok = m[name]
-	return body, s.Files[runner], ok
+	file = s.Files[runner]
+	if file == "" {
+		file = ConventionalFile(runner, s.Dir)
+	}
+	return body, file, ok
 }
 
 // DefaultTarget implements Lookup. For nox it lists every session, one a

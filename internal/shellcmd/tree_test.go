@@ -100,8 +100,8 @@ func TestTreeOnDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(a.Depends.Targets) != 0 {
-		t.Errorf("a Makefile outside the repository was followed: %+v", a.Depends)
+	if len(a.Steps) != 1 || renderStep(a.Steps[0]) != "make test (test)" {
+		t.Errorf("a Makefile outside the repository was followed: %+v", a.Steps)
 	}
 	a, _ = AnalyzeDir(dir, "npm test", ".")
 	if got := renderStep(a.Steps[0]); got != "pytest -q (test pytest) wrapped exec via package.json:test > ci/test.sh" {
