@@ -291,3 +291,14 @@ func parentDir(d string) string {
 	}
 	return p
 }
+
+// DependsAt is the Depends of a completion command in the repository at
+// root (the zero Depends when root cannot be read: the judge then watches
+// what the command's own words name).
+func DependsAt(root, command, workdir string) Depends {
+	a, err := AnalyzeDir(root, command, workdir)
+	if err != nil {
+		return Depends{}
+	}
+	return a.Depends
+}

@@ -223,6 +223,9 @@ func withSig(k Kind, sig string) Info {
 func (c *cls) classifyFile(p, dir string, depth int) Info {
 	byName := nameKindOfPath(p)
 	sig := Clean(p)
+	if c.lookup == nil && !strings.HasPrefix(p, "/") && !strings.HasPrefix(Join(dir, p), "..") {
+		c.tr.file(Join(dir, p)) // only the command is known: the script it names
+	}
 	if c.lookup != nil && !strings.HasPrefix(p, "/") {
 		f := Join(dir, p)
 		if strings.HasPrefix(f, "..") || !c.lookup.Exists(f) {

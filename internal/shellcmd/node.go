@@ -470,11 +470,11 @@ func (c *cls) classifyDeno(rest []string, dir string, depth int) Info {
 // noteFile records a file of the repository a command runs (node x.js,
 // python run_tests.py) as a dependency, when it exists.
 func (c *cls) noteFile(p, dir string) {
-	if c.tr == nil || c.lookup == nil || p == "" || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "-") {
+	if c.tr == nil || p == "" || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "-") {
 		return
 	}
 	f := Join(dir, p)
-	if strings.HasPrefix(f, "..") || !c.lookup.Exists(f) {
+	if strings.HasPrefix(f, "..") || c.lookup != nil && !c.lookup.Exists(f) {
 		return
 	}
 	c.tr.file(f)
