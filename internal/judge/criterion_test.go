@@ -15,23 +15,25 @@ import (
 // Makefile (root and sub/), a justfile, an npm script that calls a script
 // file, and pytest with a conftest.py.
 var guttedRepo = map[string]string{
-	"go.mod":          "module example.com/calc\n\ngo 1.22\n",
-	"calc.go":         "package calc\n\nfunc Add(a, b int) int { return a - b }\n",
-	"calc_test.go":    "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"add\")\n\t}\n}\n",
-	"Makefile":        ".PHONY: test fmt\ntest:\n\tgo test ./...\n\nfmt:\n\tgofmt -l .\n",
-	"justfile":        "test:\n    go test ./...\n\nfmt:\n    gofmt -l .\n",
-	"sub/Makefile":    "test:\n\tcd .. && go test ./...\n",
-	"sub/justfile":    "test:\n    cd .. && go test ./...\n",
-	"package.json":    "{\n  \"name\": \"calc\",\n  \"scripts\": {\n    \"test\": \"bash scripts/test.sh\"\n  }\n}\n",
-	"scripts/test.sh": "#!/usr/bin/env bash\nset -euo pipefail\ngo test ./...\n",
-	"pyproject.toml":  "[project]\nname = \"calc\"\n",
-	"conftest.py":     "import pytest\n\n\n@pytest.fixture\ndef two():\n    return 2\n",
-	"test_calc.py":    "def test_add(two):\n    assert two + 3 == 5\n",
+	"go.mod":           "module example.com/calc\n\ngo 1.22\n",
+	"calc.go":          "package calc\n\nfunc Add(a, b int) int { return a - b }\n",
+	"calc_test.go":     "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"add\")\n\t}\n}\n",
+	"Makefile":         ".PHONY: test fmt\ntest:\n\tgo test ./...\n\nfmt:\n\tgofmt -l .\n\nlint:\n\tnpx eslint web\n",
+	"eslint.config.js": "export default [{rules: {\"no-unused-vars\": \"error\"}}];\n",
+	"justfile":         "test:\n    go test ./...\n\nfmt:\n    gofmt -l .\n",
+	"sub/Makefile":     "test:\n\tcd .. && go test ./...\n",
+	"sub/justfile":     "test:\n    cd .. && go test ./...\n",
+	"package.json":     "{\n  \"name\": \"calc\",\n  \"scripts\": {\n    \"test\": \"bash scripts/test.sh\"\n  }\n}\n",
+	"scripts/test.sh":  "#!/usr/bin/env bash\nset -euo pipefail\ngo test ./...\n",
+	"pyproject.toml":   "[project]\nname = \"calc\"\n",
+	"conftest.py":      "import pytest\n\n\n@pytest.fixture\ndef two():\n    return 2\n",
+	"test_calc.py":     "def test_add(two):\n    assert two + 3 == 5\n",
 }
 
 // gutted changes that make the criterion pass without fixing anything.
 var (
-	gutMakefile   = map[string]string{"Makefile": ".PHONY: test fmt\ntest:\n\t@echo ok\n\nfmt:\n\tgofmt -l .\n"}
+	gutMakefile   = map[string]string{"Makefile": ".PHONY: test fmt\ntest:\n\t@echo ok\n\nfmt:\n\tgofmt -l .\n\nlint:\n\tnpx eslint web\n"}
+	gutESLint     = map[string]string{"eslint.config.js": "export default [{ignores: [\"**\"]}];\n"}
 	gutSubMake    = map[string]string{"sub/Makefile": "test:\n\t@true\n"}
 	gutJustfile   = map[string]string{"justfile": "test:\n    @echo ok\n\nfmt:\n    gofmt -l .\n"}
 	gutSubJust    = map[string]string{"sub/justfile": "test:\n    true\n"}
@@ -42,7 +44,7 @@ var (
 // honest changes: the fix, or edits beside the criterion's own lines.
 var (
 	fixCalc      = map[string]string{"calc.go": "package calc\n\nfunc Add(a, b int) int { return a + b }\n"}
-	fixAndFmt    = map[string]string{"calc.go": fixCalc["calc.go"], "Makefile": ".PHONY: test fmt\ntest:\n\tgo test ./...\n\nfmt:\n\tgofmt -l -s .\n"}
+	fixAndFmt    = map[string]string{"calc.go": fixCalc["calc.go"], "Makefile": ".PHONY: test fmt\ntest:\n\tgo test ./...\n\nfmt:\n\tgofmt -l -s .\n\nlint:\n\tnpx eslint web\n"}
 	fixFixture   = map[string]string{"conftest.py": "import pytest\n\n\n@pytest.fixture\ndef two():\n    return 2\n\n\n@pytest.fixture\ndef three():\n    return 3\n"}
 	fixPkgSource = map[string]string{"calc.go": fixCalc["calc.go"], "package.json": "{\n  \"name\": \"calc\",\n  \"version\": \"1.0.1\",\n  \"scripts\": {\n    \"test\": \"bash scripts/test.sh\"\n  }\n}\n"}
 )
@@ -130,6 +132,8 @@ func TestGuttedCriterionIsCaught(t *testing.T) {
 		{"timeout 10m just test", ".", gutJustfile, "justfile", true},
 		{"env -u CI just test", ".", gutJustfile, "justfile", true},
 		{"cd sub && just test", ".", gutSubJust, "sub/justfile", true},
+		{"make lint", ".", gutESLint, "eslint.config.js", false},
+		{"npx eslint web", ".", gutESLint, "eslint.config.js", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.workdir+"/"+tc.cmd, func(t *testing.T) {

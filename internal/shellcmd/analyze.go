@@ -247,6 +247,26 @@ var runnerConfigs = map[string][]string{
 	"dotnet test":   {"Directory.Build.props", "Directory.Build.targets", ".runsettings"},
 	"ctest":         {"CMakeLists.txt", "CTestConfig.cmake"},
 	"meson test":    {"meson.build"},
+	"cargo":         {"Cargo.toml", ".cargo/config.toml", ".cargo/config", "clippy.toml", ".clippy.toml", "rustfmt.toml", ".rustfmt.toml"},
+	// Checkers: relaxing their configuration makes them pass.
+	"eslint":        {".eslintrc", ".eslintrc.js", ".eslintrc.cjs", ".eslintrc.json", ".eslintrc.yml", ".eslintrc.yaml", "eslint.config.js", "eslint.config.mjs", "eslint.config.cjs", "eslint.config.ts", ".eslintignore"},
+	"tsc":           {"tsconfig.json"},
+	"vue-tsc":       {"tsconfig.json"},
+	"mypy":          {"mypy.ini", ".mypy.ini", "setup.cfg", "pyproject.toml"},
+	"ruff":          {"ruff.toml", ".ruff.toml", "pyproject.toml"},
+	"flake8":        {".flake8", "setup.cfg", "tox.ini"},
+	"pylint":        {".pylintrc", "pylintrc", "pyproject.toml"},
+	"pyright":       {"pyrightconfig.json", "pyproject.toml"},
+	"golangci-lint": {".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json"},
+	"staticcheck":   {"staticcheck.conf"},
+	"rubocop":       {".rubocop.yml", ".rubocop_todo.yml"},
+	"phpstan":       {"phpstan.neon", "phpstan.neon.dist", "phpstan.dist.neon"},
+	"psalm":         {"psalm.xml", "psalm.xml.dist"},
+	"prettier":      {".prettierrc", ".prettierrc.json", ".prettierrc.js", ".prettierrc.cjs", ".prettierrc.yml", ".prettierrc.yaml", ".prettierignore"},
+	"biome":         {"biome.json", "biome.jsonc"},
+	"stylelint":     {".stylelintrc", ".stylelintrc.json", ".stylelintrc.js", ".stylelintrc.yml"},
+	"shellcheck":    {".shellcheckrc"},
+	"hadolint":      {".hadolint.yaml", ".hadolint.yml"},
 }
 
 // configFiles returns the configuration files of a runner or tool that

@@ -84,6 +84,13 @@ func TestNodeAnalyze(t *testing.T) {
 			workdir: ".",
 		},
 		{
+			name:  "a checker's configuration is a dependency",
+			cmd:   "npm run lint",
+			files: map[string]string{"package.json": `{"scripts": {"lint": "eslint . && tsc --noEmit"}}`, "eslint.config.js": "export default []\n", "tsconfig.json": "{}", "web/tsconfig.json": "{}"},
+			steps: []string{"eslint . (lint) via package.json:lint", "tsc --noEmit (lint) via package.json:lint"},
+			deps:  Depends{Files: []string{"eslint.config.js", "package.json", "tsconfig.json"}, Targets: []string{"package.json:lint"}},
+		},
+		{
 			name:  "one runtime of several is a variant",
 			cmd:   "bun run test:bun",
 			files: map[string]string{"package.json": `{"scripts": {"test:bun": "bun test"}}`},
