@@ -136,15 +136,7 @@ func parseYAML(data []byte, v any) (err error) {
 
 // tomlTable walks nested tables: tomlTable(doc, "tool", "poetry").
 func tomlTable(doc map[string]any, keys ...string) (map[string]any, bool) {
-	cur := doc
-	for _, k := range keys {
-		next, ok := cur[k].(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		cur = next
-	}
-	return cur, true
+	return shellcmd.TOMLTable(doc, keys...)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -3,12 +3,13 @@ package criteria
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 )
 
 // maxFileSize bounds every file read: manifests, workflows and context files
@@ -51,7 +52,6 @@ type fileResult struct {
 	err  error
 }
 
-var errTooLarge = errors.New("file too large")
 
 func openRepo(dir string) (*repo, error) {
 	st, err := os.Stat(dir)
@@ -188,22 +188,7 @@ func (r *repo) read(p string) ([]byte, bool) {
 }
 
 func (r *repo) readFile(p string) ([]byte, error) {
-	f, err := r.root.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("is a directory")
-	}
-	if st.Size() > maxFileSize {
-		return nil, fmt.Errorf("%w (%d bytes, the limit is %d)", errTooLarge, st.Size(), maxFileSize)
-	}
-	return io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	return shellcmd.ReadBounded(r.root.FS(), p, maxFileSize)
 }
 
 // readDirect reads a file without listing its directory first (for many

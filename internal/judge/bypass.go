@@ -374,6 +374,13 @@ func makeTargetChanges(v *fileView, targets []string) []loop.Evidence {
 			}
 		}
 	}
+	scanSides(v, scan)
+	return ev
+}
+
+// scanSides runs scan on both sides of every hunk of a file: the new side
+// with "+" and its path, the old side with "-" and its old path.
+func scanSides(v *fileView, scan func(side []vline, section, sign, filePath string)) {
 	for h := range v.newSide {
 		scan(v.newSide[h], v.sections[h], "+", v.path)
 		old := v.fd.OldPath
@@ -382,7 +389,6 @@ func makeTargetChanges(v *fileView, targets []string) []loop.Evidence {
 		}
 		scan(v.oldSide[h], v.sections[h], "-", old)
 	}
-	return ev
 }
 
 func targetOf(line string, just bool) string {
@@ -470,14 +476,7 @@ func conftestChanges(v *fileView) []loop.Evidence {
 			}
 		}
 	}
-	for h := range v.newSide {
-		scan(v.newSide[h], v.sections[h], "+", v.path)
-		old := v.fd.OldPath
-		if old == "" {
-			old = v.path
-		}
-		scan(v.oldSide[h], v.sections[h], "-", old)
-	}
+	scanSides(v, scan)
 	return ev
 }
 

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -101,20 +102,28 @@ func (t *Tree) Dir(dir string) *Scripts {
 	return s
 }
 
+// TaskFile returns the task file of runner (make, just, task, rake), nil
+// when the directory has none.
+func (s *Scripts) TaskFile(runner string) *TaskFile {
+	switch runner {
+	case "make":
+		return s.Make
+	case "just":
+		return s.Just
+	case "task":
+		return s.Task
+	case "rake":
+		return s.Rake
+	}
+	return nil
+}
+
 // Script implements Lookup.
 func (t *Tree) Script(runner, dir, name string) (body, file string, ok bool) {
 	s := t.Dir(dir)
 	var m map[string]string
-	var tf *TaskFile
+	tf := s.TaskFile(runner)
 	switch runner {
-	case "make":
-		tf = s.Make
-	case "just":
-		tf = s.Just
-	case "task":
-		tf = s.Task
-	case "rake":
-		tf = s.Rake
 	case "npm":
 		m = s.NPM
 	case "composer":
@@ -153,19 +162,10 @@ func (t *Tree) Script(runner, dir, name string) (body, file string, ok bool) {
 // line (nox runs them all when none is named).
 func (t *Tree) DefaultTarget(runner, dir string) (name, file string) {
 	s := t.Dir(dir)
-	var tf *TaskFile
-	switch runner {
-	case "make":
-		tf = s.Make
-	case "just":
-		tf = s.Just
-	case "task":
-		tf = s.Task
-	case "rake":
-		tf = s.Rake
-	case "nox":
+	if runner == "nox" {
 		return strings.Join(s.NoxSessions, "\n"), s.Files["nox"]
 	}
+	tf := s.TaskFile(runner)
 	if tf == nil {
 		return "", ""
 	}
@@ -235,11 +235,19 @@ func (t *Tree) readFile(p string) ([]byte, error) {
 	if rf, ok := t.fsys.(fs.ReadFileFS); ok {
 		data, err := rf.ReadFile(p)
 		if err == nil && len(data) > MaxFile {
-			return nil, fmt.Errorf("file too large (%d bytes, the limit is %d)", len(data), MaxFile)
+			return nil, fmt.Errorf("%w (%d bytes, the limit is %d)", ErrTooLarge, len(data), MaxFile)
 		}
 		return data, err
 	}
-	f, err := t.fsys.Open(p)
+	return ReadBounded(t.fsys, p, MaxFile)
+}
+
+// ErrTooLarge is the error of a file over the limit of a bounded read.
+var ErrTooLarge = errors.New("file too large")
+
+// ReadBounded reads a regular file of fsys of at most limit bytes.
+func ReadBounded(fsys fs.FS, p string, limit int64) ([]byte, error) {
+	f, err := fsys.Open(p)
 	if err != nil {
 		return nil, err
 	}
@@ -251,10 +259,10 @@ func (t *Tree) readFile(p string) ([]byte, error) {
 	if st.IsDir() {
 		return nil, fmt.Errorf("is a directory")
 	}
-	if st.Size() > MaxFile {
-		return nil, fmt.Errorf("file too large (%d bytes, the limit is %d)", st.Size(), MaxFile)
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%w (%d bytes, the limit is %d)", ErrTooLarge, st.Size(), limit)
 	}
-	return io.ReadAll(io.LimitReader(f, MaxFile+1))
+	return io.ReadAll(io.LimitReader(f, limit+1))
 }
 
 // first returns the first of names that exists in dir.
@@ -470,8 +478,9 @@ func ParseTOML(data []byte, v any) (err error) {
 	return toml.Unmarshal(data, v)
 }
 
-// tomlTable walks nested tables: tomlTable(doc, "tool", "poetry").
-func tomlTable(doc map[string]any, keys ...string) (map[string]any, bool) {
+// TOMLTable walks nested tables of a decoded TOML document:
+// TOMLTable(doc, "tool", "poetry").
+func TOMLTable(doc map[string]any, keys ...string) (map[string]any, bool) {
 	cur := doc
 	for _, k := range keys {
 		next, ok := cur[k].(map[string]any)
@@ -481,15 +490,6 @@ func tomlTable(doc map[string]any, keys ...string) (map[string]any, bool) {
 		cur = next
 	}
 	return cur, true
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // ScriptBody is the command a pdm, poe or hatch script runs: a string, a
@@ -525,16 +525,16 @@ func (t *Tree) readPython(s *Scripts) {
 			doc = nil
 		}
 	}
-	envs, hasEnvs := tomlTable(doc, "tool", "hatch", "envs")
+	envs, hasEnvs := TOMLTable(doc, "tool", "hatch", "envs")
 	if hasEnvs || t.Exists(Join(s.Dir, "hatch.toml")) {
 		s.Hatch = map[string]string{}
 		s.Files["hatch"] = p
-		for _, env := range sortedKeys(envs) {
-			scripts, ok := tomlTable(envs, env, "scripts")
+		for _, env := range slices.Sorted(maps.Keys(envs)) {
+			scripts, ok := TOMLTable(envs, env, "scripts")
 			if !ok {
 				continue
 			}
-			for _, name := range sortedKeys(scripts) {
+			for _, name := range slices.Sorted(maps.Keys(scripts)) {
 				body := ScriptBody(scripts[name])
 				key := name
 				if env != "default" {
@@ -547,19 +547,19 @@ func (t *Tree) readPython(s *Scripts) {
 			}
 		}
 	}
-	if scripts, ok := tomlTable(doc, "tool", "pdm", "scripts"); ok {
+	if scripts, ok := TOMLTable(doc, "tool", "pdm", "scripts"); ok {
 		s.PDM = map[string]string{}
 		s.Files["pdm"] = p
-		for _, k := range sortedKeys(scripts) {
+		for _, k := range slices.Sorted(maps.Keys(scripts)) {
 			if k != "_" {
 				s.PDM[k] = ScriptBody(scripts[k])
 			}
 		}
 	}
-	if tasks, ok := tomlTable(doc, "tool", "poe", "tasks"); ok {
+	if tasks, ok := TOMLTable(doc, "tool", "poe", "tasks"); ok {
 		s.Poe = map[string]string{}
 		s.Files["poe"] = p
-		for _, k := range sortedKeys(tasks) {
+		for _, k := range slices.Sorted(maps.Keys(tasks)) {
 			s.Poe[k] = ScriptBody(tasks[k])
 		}
 	}
@@ -696,7 +696,7 @@ func (t *Tree) readTox(s *Scripts, pyproject map[string]any) {
 	var ini map[string]map[string]string
 	if data, ok := t.read(p); ok {
 		ini = ParseINI(data)
-	} else if tox, ok := tomlTable(pyproject, "tool", "tox"); ok {
+	} else if tox, ok := TOMLTable(pyproject, "tool", "tox"); ok {
 		if legacy, ok := tox["legacy_tox_ini"].(string); ok {
 			ini = ParseINI([]byte(legacy))
 			p = Join(s.Dir, "pyproject.toml")
@@ -711,7 +711,7 @@ func (t *Tree) readTox(s *Scripts, pyproject map[string]any) {
 	if base, ok := ini["testenv"]; ok {
 		s.Tox[""] = toxCommands(strings.TrimSpace(base["commands_pre"] + "\n" + base["commands"]))
 	}
-	for _, sec := range sortedKeys(ini) {
+	for _, sec := range slices.Sorted(maps.Keys(ini)) {
 		if env, ok := strings.CutPrefix(sec, "testenv:"); ok {
 			cmds, has := ini[sec]["commands"]
 			if !has {
