@@ -292,7 +292,7 @@ index 0000000..3333333
 	}
 }
 
-func TestAssessUsesCriterionFiles(t *testing.T) {
+func TestAssessUsesDepends(t *testing.T) {
 	t.Parallel()
 	diff := `diff --git a/ci/env.sh b/ci/env.sh
 index 1111111..2222222 100644
