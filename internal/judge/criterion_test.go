@@ -54,6 +54,11 @@ var (
 // diff git makes of it.
 func judgeChange(t *testing.T, cmd, workdir string, change map[string]string, withDeps bool) loop.Verdict {
 	t.Helper()
+	return judgeRepoChange(t, guttedRepo, cmd, workdir, change, withDeps)
+}
+
+func judgeRepoChange(t *testing.T, files map[string]string, cmd, workdir string, change map[string]string, withDeps bool) loop.Verdict {
+	t.Helper()
 	dir := t.TempDir()
 	write := func(files map[string]string) {
 		for name, data := range files {
@@ -66,7 +71,7 @@ func judgeChange(t *testing.T, cmd, workdir string, change map[string]string, wi
 			}
 		}
 	}
-	write(guttedRepo)
+	write(files)
 	gitRun(t, dir, "init", "-q", "-b", "main")
 	gitRun(t, dir, "add", "-A")
 	gitRun(t, dir, "commit", "-q", "-m", "baseline")
@@ -183,5 +188,23 @@ func TestHonestChangeBesideTheCriterion(t *testing.T) {
 				t.Errorf("an honest change was vetoed: %s", strings.Join(names, "; "))
 			}
 		})
+	}
+}
+
+// A shell project: the test script sources the code under test. Fixing
+// that code is honest; gutting the test script is not.
+func TestShellProjectSourcedCode(t *testing.T) {
+	t.Parallel()
+	project := map[string]string{
+		"test.sh": "#!/bin/sh\n. ./calc.sh\n[ \"$(sub 5 3)\" = 2 ] || { echo 'not ok'; exit 1; }\necho ok\n",
+		"calc.sh": "sub() { echo $(($1 + $2)); }\n",
+	}
+	fix := map[string]string{"calc.sh": "sub() { echo $(($1 - $2)); }\n"}
+	if v := judgeRepoChange(t, project, "sh test.sh", ".", fix, true); v.Critical() {
+		t.Errorf("fixing the sourced code was vetoed: %+v", v.Regressions)
+	}
+	gut := map[string]string{"test.sh": "#!/bin/sh\necho ok\n"}
+	if r := bypassOn(judgeRepoChange(t, project, "nice -n 10 sh test.sh", ".", gut, true), "test.sh"); r == nil {
+		t.Error("gutting the test script was not caught")
 	}
 }

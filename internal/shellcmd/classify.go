@@ -224,7 +224,7 @@ func (c *cls) classifyFile(p, dir string, depth int) Info {
 	byName := nameKindOfPath(p)
 	sig := Clean(p)
 	if c.lookup == nil && !strings.HasPrefix(p, "/") && !strings.HasPrefix(Join(dir, p), "..") {
-		c.tr.file(Join(dir, p)) // only the command is known: the script it names
+		c.tr.script(Join(dir, p)) // only the command is known: the script it names
 	}
 	if c.lookup != nil && !strings.HasPrefix(p, "/") {
 		f := Join(dir, p)
@@ -232,12 +232,12 @@ func (c *cls) classifyFile(p, dir string, depth int) Info {
 			// Not in the repository: CI downloaded or generated it.
 			return Info{Kind: Toolchain, Sig: sig}
 		}
-		c.tr.file(f)
+		c.tr.script(f)
 	}
 	if c.lookup != nil && depth < maxScriptDepth && !strings.HasPrefix(p, "/") {
 		f := Join(dir, p)
 		if body, ok := c.scriptFile(f); ok {
-			info := c.classifyScript(body, dir, depth+1, f)
+			info := c.classifyFileBody(body, dir, depth+1, f)
 			info.Kind &^= Deploy | Service
 			switch {
 			case info.Kind&GateKinds == 0 && info.Kind.Has(Install):
@@ -266,6 +266,13 @@ func (c *cls) scriptFile(p string) (string, bool) {
 		return "", false
 	}
 	return c.lookup.ScriptFile(p)
+}
+
+// classifyFileBody is classifyScript for the body of a script file.
+func (c *cls) classifyFileBody(body, dir string, depth int, file string) Info {
+	c.tr.push(frame{inFile: true})
+	defer c.tr.pop()
+	return c.classifyScript(body, dir, depth, file)
 }
 
 // classifyScript classifies a whole script body by the union of its

@@ -477,5 +477,5 @@ func (c *cls) noteFile(p, dir string) {
 	if strings.HasPrefix(f, "..") || c.lookup != nil && !c.lookup.Exists(f) {
 		return
 	}
-	c.tr.file(f)
+	c.tr.script(f)
 }

@@ -40,7 +40,25 @@ func TestScriptsAnalyze(t *testing.T) {
 				"go.mod":     "module x\n",
 			},
 			steps: []string{"go vet ./... (lint) via ci/test.sh", "go test  ./... (test go test) via ci/test.sh or-fallback"},
-			deps:  Depends{Files: []string{"ci/env.sh", "ci/test.sh", "go.mod"}, Runner: "go test"},
+			deps:  Depends{Files: []string{"ci/test.sh", "go.mod"}, Runner: "go test"},
+		},
+		{
+			name: "what a test script runs or sources is what the tests exercise, not the criterion",
+			cmd:  "sh test.sh",
+			files: map[string]string{
+				"test.sh":      "#!/bin/sh\n. ./calc.sh\n./bin/check.sh add 2 3\n",
+				"calc.sh":      "add() { echo $(($1 + $2)); }\n",
+				"bin/check.sh": "#!/bin/sh\n. ./calc.sh\n\"$@\"\n",
+			},
+			steps: []string{" (unknown) via test.sh > bin/check.sh"},
+			deps:  Depends{Files: []string{"test.sh"}},
+		},
+		{
+			name:  "what the command and its named scripts source is the criterion's",
+			cmd:   ". ./ci/env.sh && make test",
+			files: map[string]string{"ci/env.sh": "export CGO_ENABLED=0\n", "Makefile": "test:\n\t. ./ci/more.sh && go test ./...\n", "ci/more.sh": "export X=1\n"},
+			steps: []string{"go test ./... (test go test) via Makefile:test"},
+			deps:  Depends{Files: []string{"Makefile", "ci/env.sh", "ci/more.sh"}, Targets: []string{"Makefile:test"}, Runner: "go test"},
 		},
 		{
 			name:  "a pipe into xargs",

@@ -11,6 +11,10 @@ type frame struct {
 	dir       string
 
 	via string
+	// inFile marks the body of a script file: what it runs is what the
+	// tests run (the code under test, often), not the criterion's own
+	// machinery.
+	inFile bool
 
 	line                                     string
 	fallback, background, conditional, piped bool
@@ -85,6 +89,21 @@ func (t *trace) file(p string) {
 	}
 	t.fileSet[p] = true
 	t.files = append(t.files, p)
+}
+
+// script records a script file the criterion runs, unless a script file
+// runs it: then it is what the tests exercise (a shell project's code under
+// test, sourced or run by its test script), not the criterion's machinery.
+func (t *trace) script(p string) {
+	if t == nil {
+		return
+	}
+	for _, f := range t.frames {
+		if f.inFile {
+			return
+		}
+	}
+	t.file(p)
 }
 
 func (t *trace) target(file, name string) {
