@@ -52,7 +52,6 @@ type fileResult struct {
 	err  error
 }
 
-
 func openRepo(dir string) (*repo, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
