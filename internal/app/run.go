@@ -23,6 +23,7 @@ import (
 	"github.com/aiwg/agent-loop/internal/provider"
 	"github.com/aiwg/agent-loop/internal/redact"
 	"github.com/aiwg/agent-loop/internal/report"
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 	"github.com/aiwg/agent-loop/internal/state"
 	"github.com/aiwg/agent-loop/internal/verify"
 )
@@ -370,7 +371,7 @@ func execute(ctx context.Context, p engineParts) (*RunResult, error) {
 	}
 	eng := &loop.Engine{
 		Agent: &guardedAgent{Agent: p.agent, g: guard}, Verifier: &guardedVerifier{Verifier: &verify.Shell{ScanReports: true}, g: guard}, Repo: p.repo,
-		Judge: judge.New(judge.Options{}), Dir: p.dir, Registry: p.store, Observer: p.hooks.Observer,
+		Judge: judge.New(judge.Options{Depends: shellcmd.DependsAt(p.repo.Root(), p.opts.Criterion, p.opts.Workdir)}), Dir: p.dir, Registry: p.store, Observer: p.hooks.Observer,
 		Env: p.env, Out: progress, AgentOut: agentOut, Opts: p.opts,
 		Redact: func(w io.Writer) io.WriteCloser { return p.secrets.Writer(w) },
 	}

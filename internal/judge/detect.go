@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 	"github.com/aiwg/agent-loop/internal/testreport"
 )
 
@@ -45,12 +46,12 @@ const coverageTolerance = 0.5
 // on the iteration's parsed test results. The result is deterministic: sorted
 // by type, then by the first evidence.
 func Detect(files []FileDiff, in loop.JudgeInput) []loop.Regression {
-	return detect(files, in, nil)
+	return detect(files, in, shellcmd.Depends{})
 }
 
-func detect(files []FileDiff, in loop.JudgeInput, criterionFiles []string) []loop.Regression {
+func detect(files []FileDiff, in loop.JudgeInput, deps shellcmd.Depends) []loop.Regression {
 	views := buildViews(files)
-	crit := parseCriterion(in.Criterion, criterionFiles)
+	crit := criterionOf(in.Criterion, deps)
 	var regs []loop.Regression
 	tests := analyseTests(views)
 	regs = append(regs, tests.regressions()...)

@@ -9,16 +9,20 @@ import (
 	"time"
 
 	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 )
 
 var _ loop.Judge = (*Judge)(nil)
 
 // Options configures a Judge. The zero value is usable.
 type Options struct {
-	// CriterionFiles are extra paths the criterion depends on (the engine
-	// passes e.g. Makefile or package.json for `make test`/`npm test`). The
-	// judge also derives them from the command itself.
-	CriterionFiles []string
+	// Depends is what the criterion depends on in the repository: the
+	// files it reads to decide what runs, the named scripts it follows and
+	// its runner (shellcmd.Analyze's Depends, computed when the loop
+	// starts, before any agent runs). The judge also analyses the command
+	// itself, so the zero value still watches the task files and scripts
+	// its words name.
+	Depends shellcmd.Depends
 	// StallAfter: the same failing fingerprint with no score improvement for
 	// this many iterations stalls the loop (default 3).
 	StallAfter int
@@ -50,7 +54,8 @@ func New(opts Options) *Judge {
 	if opts.Reinforcement == "" || ValidateLevel(opts.Reinforcement) != nil {
 		opts.Reinforcement = LevelMinimal
 	}
-	opts.CriterionFiles = slices.Clone(opts.CriterionFiles)
+	opts.Depends.Files = slices.Clone(opts.Depends.Files)
+	opts.Depends.Targets = slices.Clone(opts.Depends.Targets)
 	return &Judge{opts: opts}
 }
 
@@ -67,7 +72,7 @@ func (j *Judge) Assess(ctx context.Context, in loop.JudgeInput) (loop.Verdict, e
 		return loop.Verdict{}, fmt.Errorf("judging iteration %d: %w", in.Iteration, err)
 	}
 	files, parseErr := ParseDiff(in.BaseDiff)
-	regs := detect(files, in, j.opts.CriterionFiles)
+	regs := detect(files, in, j.opts.Depends)
 	stepFiles, _ := ParseDiff(in.StepDiff)
 	v := score(in, files, stepFiles, regs)
 	if parseErr != nil {
