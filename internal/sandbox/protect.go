@@ -125,4 +125,3 @@ func modeName(m uint32) string {
 	}
 	return "a device"
 }
-
