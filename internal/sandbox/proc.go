@@ -23,8 +23,13 @@ func (p procInfo) hasUID(uid int) bool {
 }
 
 // scanProcs lists the processes /proc shows (those that vanish while it
-// reads are left out).
-func scanProcs() []procInfo {
+// reads are left out), without their uids (see scanProcsUIDs).
+func scanProcs() []procInfo { return scan(false) }
+
+// scanProcsUIDs is scanProcs with the uids (one more read per process).
+func scanProcsUIDs() []procInfo { return scan(true) }
+
+func scan(uids bool) []procInfo {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return nil
@@ -37,7 +42,7 @@ func scanProcs() []procInfo {
 		if err != nil {
 			continue
 		}
-		if p, ok := readProc(pid); ok {
+		if p, ok := readProcStat(pid, uids); ok {
 			out = append(out, p)
 		}
 	}
@@ -45,7 +50,9 @@ func scanProcs() []procInfo {
 }
 
 // readProc reads /proc/<pid>/stat and the Uid line of /proc/<pid>/status.
-func readProc(pid int) (procInfo, bool) {
+func readProc(pid int) (procInfo, bool) { return readProcStat(pid, true) }
+
+func readProcStat(pid int, uids bool) (procInfo, bool) {
 	p := procInfo{pid: pid, uids: [3]int{-1, -1, -1}}
 	dir := "/proc/" + strconv.Itoa(pid)
 	b, err := os.ReadFile(dir + "/stat")
@@ -68,6 +75,9 @@ func readProc(pid int) (procInfo, bool) {
 	if len(f) > 19 { // field 22, starttime; f[0] is field 3
 		p.start, _ = strconv.ParseUint(string(f[19]), 10, 64)
 	}
+	if !uids {
+		return p, true
+	}
 	st, err := os.ReadFile(dir + "/status")
 	if err != nil {
 		return p, false
@@ -87,7 +97,7 @@ func readProc(pid int) (procInfo, bool) {
 // processesOf lists the live processes one of whose uids is uid, but skip.
 func processesOf(uid, skip int) []procInfo {
 	var out []procInfo
-	for _, p := range scanProcs() {
+	for _, p := range scanProcsUIDs() {
 		if p.pid != skip && !p.dead() && p.hasUID(uid) {
 			out = append(out, p)
 		}

@@ -70,7 +70,7 @@ func (s *Sandbox) sweepUser(pgid int) (int, error) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	s.reap(func(p procInfo) bool { return p.hasUID(s.uid) })
+	s.reapUIDs(func(p procInfo) bool { return p.hasUID(s.uid) })
 	if left := processesOf(s.uid, -1); len(left) > 0 {
 		return n, &LeftError{Who: fmt.Sprintf("uid %d", s.uid), PIDs: pids(left), After: sweepBound, Err: runErr}
 	}
@@ -80,10 +80,20 @@ func (s *Sandbox) sweepUser(pgid int) (int, error) {
 // sweepTree ends the harness's descendants that were not its children
 // before the run (before), for the mode without a separate user: the
 // harness is a child subreaper, so everything the sandbox started and
-// orphaned is below it. Each round stops (SIGSTOP) every process found,
-// so that none of them can fork while the next round looks; when a round
-// finds nothing new, all of them get SIGKILL.
+// orphaned is below it. Each round stops (SIGSTOP) every new process it
+// finds, so that none of them can fork while the next round looks; only
+// after quietRounds rounds in a row find nothing new do they all get
+// SIGKILL (one empty round proves nothing: /proc is not read atomically,
+// and a fork/exit chain can be between two entries). A chain that keeps
+// outrunning the rounds until the bound is reported, not ignored. With a
+// PID namespace none of this is needed: the kernel ends the namespace
+// with its first process.
 func (s *Sandbox) sweepTree(before map[int]bool) (int, error) {
+	quietRounds := 25
+	if s.clone != 0 {
+		// The namespace is gone: a few rounds make sure of it.
+		quietRounds = 3
+	}
 	self := os.Getpid()
 	deadline := time.Now().Add(sweepBound)
 	type held struct {
@@ -97,7 +107,11 @@ func (s *Sandbox) sweepTree(before map[int]bool) (int, error) {
 		}
 	}()
 	var err error
-	for {
+	for quiet := 0; quiet < quietRounds; {
+		if time.Now().After(deadline) {
+			err = errors.New("new processes kept appearing")
+			break
+		}
 		procs := scanProcs()
 		roots := map[int]bool{}
 		for _, c := range children(procs, self) {
@@ -116,7 +130,7 @@ func (s *Sandbox) sweepTree(before map[int]bool) (int, error) {
 			}
 			// The pidfd names whatever has this pid now: the same process
 			// only if it started when the scanned one did.
-			if now, ok := readProc(pid); !ok || now.start != p.start {
+			if now, ok := readProcStat(pid, false); !ok || now.start != p.start {
 				unix.Close(fd)
 				continue
 			}
@@ -124,13 +138,12 @@ func (s *Sandbox) sweepTree(before map[int]bool) (int, error) {
 			stopped[pid] = held{fd, p}
 			fresh++
 		}
-		if fresh == 0 {
-			break
+		if fresh > 0 {
+			quiet = 0
+			continue
 		}
-		if time.Now().After(deadline) {
-			err = errors.New("processes kept appearing")
-			break
-		}
+		quiet++
+		time.Sleep(200 * time.Microsecond)
 	}
 	for _, h := range stopped {
 		_ = unix.PidfdSendSignal(h.fd, unix.SIGKILL, nil, 0)
@@ -158,9 +171,14 @@ func (s *Sandbox) sweepTree(before map[int]bool) (int, error) {
 // reap collects the zombies among this process's children that match
 // (never an exec.Cmd's own child: those are waited for by their Cmd, and
 // the sandbox runs one child at a time).
-func (s *Sandbox) reap(match func(procInfo) bool) {
+func (s *Sandbox) reap(match func(procInfo) bool) { s.reapFrom(scanProcs(), match) }
+
+// reapUIDs is reap for a match that looks at the uids.
+func (s *Sandbox) reapUIDs(match func(procInfo) bool) { s.reapFrom(scanProcsUIDs(), match) }
+
+func (s *Sandbox) reapFrom(procs []procInfo, match func(procInfo) bool) {
 	self := os.Getpid()
-	for _, p := range children(scanProcs(), self) {
+	for _, p := range children(procs, self) {
 		if p.dead() && match(p) {
 			var ws unix.WaitStatus
 			_, _ = unix.Wait4(p.pid, &ws, unix.WNOHANG, nil)
