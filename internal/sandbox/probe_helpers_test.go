@@ -316,7 +316,7 @@ func harnessMain(args []string) int {
 		}
 		var out bytes.Buffer
 		r, err := process.Run(ctx, process.Spec{Path: "/proc/self/exe", Args: a, Dir: sc.WorkTree,
-			Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", probeEnv + "=" + pc.Name}, Stdout: &out, Stderr: &out, Timeout: 30 * time.Second})
+			Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", probeEnv + "=" + pc.Name, "GORACE=" + os.Getenv("GORACE")}, Stdout: &out, Stderr: &out, Timeout: 30 * time.Second})
 		pr := probeResult{Name: pc.Name, Exit: r.ExitCode, Output: strings.TrimSpace(out.String())}
 		if err != nil {
 			pr.Err = err.Error()
@@ -366,7 +366,7 @@ func stopSurvivors(dir string) {
 // process's), with env added, and returns its result.
 func runHarness(sc scenario, uid int, env []string) (harnessResult, error) {
 	b, _ := json.Marshal(sc)
-	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{harnessArg0, string(b)}, Env: env}
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{harnessArg0, string(b)}, Env: append(env, "GORACE="+os.Getenv("GORACE"))}
 	if uid >= 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}}
 	}

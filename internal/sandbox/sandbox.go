@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -143,6 +144,8 @@ type Sandbox struct {
 
 	tightened []tightened
 	busy      atomic.Bool
+	report    *os.File     // the supervisor's report of the running command
+	reportW   *os.File     // its write end, closed by Sweep
 	before    map[int]bool // same user: the harness's children before the run
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -384,11 +387,14 @@ func (s *Sandbox) decideLayers() error {
 		}
 		s.writable = append(s.writable, rw)
 	}
-	devs := devices
-	s.pol = policy{UID: -1, GID: -1, Landlock: l.Landlock > 0, Scoped: l.Scoped, Writable: s.writable, Devices: devs}.encode()
+	pol := policy{UID: -1, GID: -1, Landlock: l.Landlock > 0, Scoped: l.Scoped, Writable: s.writable, Devices: devices}
 	if s.privsep {
-		s.pol = policy{UID: s.uid, GID: s.gid, Landlock: l.Landlock > 0, Scoped: l.Scoped, Writable: s.writable, Devices: devs}.encode()
+		pol.UID, pol.GID = s.uid, s.gid
 	}
+	// The supervisor's kill(-1) reaches only the sandbox: its user's
+	// processes, or its PID namespace's.
+	pol.Sweep = !s.weak.noSweep && (s.privsep || s.clone != 0)
+	s.pol = pol.encode()
 	s.layers = l
 	return nil
 }
@@ -397,7 +403,7 @@ func (s *Sandbox) decideLayers() error {
 // new user namespace mapping only this user, without root).
 func (s *Sandbox) probePIDNS() (uintptr, bool, string) {
 	attr, userns := s.cloneAttr(unix.CLONE_NEWPID)
-	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{stageProbe}, Env: []string{}, SysProcAttr: attr}
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{stageProbe}, Env: helperEnv(), SysProcAttr: attr}
 	if err := cmd.Run(); err != nil {
 		return 0, false, "cannot make one: " + err.Error()
 	}
@@ -471,7 +477,14 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd) error {
 	if len(argv) == 0 {
 		argv = []string{cmd.Path}
 	}
-	cmd.Args = trampolineArgs(stageSupervise, s.pol, cmd.Path, argv)
+	r, w, err := os.Pipe()
+	if err != nil {
+		s.busy.Store(false)
+		return fmt.Errorf("sandbox: the report pipe: %w", err)
+	}
+	s.report, s.reportW = r, w
+	cmd.ExtraFiles = append(cmd.ExtraFiles, w)
+	cmd.Args = trampolineArgs(stageSupervise, s.pol, 2+len(cmd.ExtraFiles), cmd.Path, argv)
 	cmd.Path = "/proc/self/exe"
 	cmd.Env = s.env(cmd.Env)
 	cmd.SysProcAttr, _ = s.cloneAttr(s.clone)
@@ -505,14 +518,32 @@ func (s *Sandbox) HandOver() error {
 // process group, and a *LeftError when some survived its bound.
 func (s *Sandbox) Sweep(leader int) (int, error) {
 	defer s.busy.Store(false)
-	return s.sweep(leader)
+	// What the supervisor ended, when it got that far.
+	reported := 0
+	if s.reportW != nil {
+		s.reportW.Close()
+		_ = s.report.SetReadDeadline(time.Now().Add(2 * time.Second))
+		b, _ := io.ReadAll(io.LimitReader(s.report, 64))
+		s.report.Close()
+		s.report, s.reportW = nil, nil
+		reported, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	n, err := s.sweep(leader)
+	return reported + n, err
 }
 
+// sweep is the harness's own sweep after a run: the supervisor has ended
+// everything already, unless something ended the supervisor first; this
+// one does not take its word for it.
 func (s *Sandbox) sweep(leader int) (int, error) {
 	if s.weak.noSweep {
 		return 0, nil
 	}
 	if s.privsep {
+		if len(processesOf(s.uid, -1)) == 0 {
+			s.reapUIDs(func(p procInfo) bool { return p.hasUID(s.uid) })
+			return 0, nil
+		}
 		return s.sweepUser(leader)
 	}
 	if s.before == nil {
@@ -528,7 +559,7 @@ func (s *Sandbox) CheckExec(path string) error {
 	if !s.privsep {
 		return nil
 	}
-	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{stageAccess, path}, Env: []string{},
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{stageAccess, path}, Env: helperEnv(),
 		SysProcAttr: &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(s.uid), Gid: uint32(s.gid), Groups: []uint32{}}}}
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("the sandbox user %s (uid %d) cannot run %s: install it where every user can read and run it (not under /root or another private home), or give its path in a readable place", s.acct.name, s.uid, path)
@@ -577,6 +608,11 @@ func (s *Sandbox) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
 		var errs []error
+		if s.reportW != nil {
+			s.reportW.Close()
+			s.report.Close()
+			s.report, s.reportW = nil, nil
+		}
 		if _, err := s.sweep(0); err != nil {
 			errs = append(errs, err)
 		}
@@ -593,6 +629,16 @@ func (s *Sandbox) Close() error {
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr
+}
+
+// helperEnv is the environment of the harness's own helper stages (the
+// sweeper, the probes): empty but for GORACE, so that a race-enabled test
+// binary does not sleep a second at each exit.
+func helperEnv() []string {
+	if v, ok := os.LookupEnv("GORACE"); ok {
+		return []string{"GORACE=" + v}
+	}
+	return []string{}
 }
 
 func (s *Sandbox) release() {

@@ -50,7 +50,7 @@ func (s *Sandbox) sweepUser(pgid int) (int, error) {
 	cmd := &exec.Cmd{
 		Path: "/proc/self/exe",
 		Args: []string{stageSweep, strconv.Itoa(s.uid), strconv.Itoa(int(sweepBound / time.Millisecond)), strconv.Itoa(pgid)},
-		Env:  []string{},
+		Env:  helperEnv(),
 		SysProcAttr: &syscall.SysProcAttr{
 			Credential: &syscall.Credential{Uid: uint32(s.uid), Gid: uint32(s.gid), Groups: []uint32{}},
 			Setsid:     true,

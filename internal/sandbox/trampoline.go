@@ -74,6 +74,11 @@ func Main(args []string) (int, bool) {
 type policy struct {
 	UID      int      `json:"uid"` // -1: keep the harness's (not root)
 	GID      int      `json:"gid"`
+	// Sweep: when the target ends, the supervisor sends kill(-1, SIGKILL)
+	// until nothing is left that it may signal: every process of the
+	// sandbox user (separate user), or every process of its PID namespace.
+	// Never without one of them: kill(-1) would reach the harness's user.
+	Sweep    bool     `json:"sweep,omitempty"`
 	Landlock bool     `json:"landlock"`
 	Scoped   bool     `json:"scoped"`
 	Writable []string `json:"rw,omitempty"`  // directories the sandbox may write
@@ -85,20 +90,23 @@ func (p policy) encode() string {
 	return string(b)
 }
 
-// trampolineArgs is argv of a stage: name, policy, target, "--", argv...
-func trampolineArgs(stage string, p string, target string, argv []string) []string {
-	return append([]string{stage, p, target, "--"}, argv...)
+// trampolineArgs is argv of a stage: name, policy, report fd (-1: none),
+// target, "--", argv...
+func trampolineArgs(stage string, p string, report int, target string, argv []string) []string {
+	return append([]string{stage, p, strconv.Itoa(report), target, "--"}, argv...)
 }
 
-func parseArgs(args []string) (policy, string, []string, error) {
-	var p policy
-	if len(args) < 5 || args[3] != "--" {
-		return p, "", nil, fmt.Errorf("usage: %s POLICY TARGET -- ARGV0 [ARGS...] (the harness starts this; it is not a command)", args[0])
+func parseArgs(args []string) (p policy, report int, target string, argv []string, err error) {
+	if len(args) < 6 || args[4] != "--" {
+		return p, -1, "", nil, fmt.Errorf("usage: %s POLICY REPORT-FD TARGET -- ARGV0 [ARGS...] (the harness starts this; it is not a command)", args[0])
 	}
 	if err := json.Unmarshal([]byte(args[1]), &p); err != nil {
-		return p, "", nil, fmt.Errorf("reading the sandbox policy: %w", err)
+		return p, -1, "", nil, fmt.Errorf("reading the sandbox policy: %w", err)
 	}
-	return p, args[2], args[4:], nil
+	if report, err = strconv.Atoi(args[2]); err != nil {
+		return p, -1, "", nil, fmt.Errorf("reading the report fd %q: %w", args[2], err)
+	}
+	return p, report, args[3], args[5:], nil
 }
 
 func fail(format string, a ...any) int {
@@ -109,22 +117,27 @@ func fail(format string, a ...any) int {
 // supervise is stage 1. It starts as the harness's child in a new session
 // (and PID namespace when there is one), drops to the sandbox user, then
 // runs stage 2 as its child and reaps everything that is orphaned to it.
+// When the target ends it ends the rest (policy.Sweep), reports on the
+// report fd how many processes it ended, and exits with the target's
+// status (128+n for a signal n).
 func supervise(args []string) int {
 	// The drop below acts on this thread (the bounding set) and on all of
 	// them (the ids); stage 2 is forked from this thread, so it inherits
 	// both.
 	runtime.LockOSThread()
-	p, target, argv, err := parseArgs(args)
+	p, report, target, argv, err := parseArgs(args)
 	if err != nil {
 		return fail("%v", err)
+	}
+	if report >= 0 {
+		unix.CloseOnExec(report) // not the target's
 	}
 	if p.UID >= 0 {
 		if err := dropTo(p.UID, p.GID); err != nil {
 			return fail("dropping to uid %d: %v", p.UID, err)
 		}
 	}
-	pid1 := os.Getpid() == 1
-	if !pid1 {
+	if os.Getpid() != 1 {
 		// Orphans of the sandbox come to this process, not to the harness.
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	}
@@ -137,15 +150,13 @@ func supervise(args []string) int {
 		for range sigs {
 		}
 	}()
-	proc, err := os.StartProcess("/proc/self/exe", trampolineArgs(stageExec, args[1], target, argv), &os.ProcAttr{
+	proc, err := os.StartProcess("/proc/self/exe", trampolineArgs(stageExec, args[1], -1, target, argv), &os.ProcAttr{
 		Env: os.Environ(), Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
 	})
 	if err != nil {
 		return fail("starting the sandbox's second stage: %v", err)
 	}
-	// Reap every child until the target ends; when this process exits,
-	// the kernel ends the rest of a PID namespace, and the harness sweeps
-	// what is left otherwise.
+	code := exitSetup
 	for {
 		var ws unix.WaitStatus
 		wpid, err := unix.Wait4(-1, &ws, 0, nil)
@@ -153,17 +164,64 @@ func supervise(args []string) int {
 			continue
 		}
 		if err != nil {
-			return fail("waiting for %s: %v", target, err)
+			fmt.Fprintf(os.Stderr, "agent-loop sandbox: waiting for %s: %v\n", target, err)
+			break
 		}
 		if wpid != proc.Pid {
+			continue // an orphan, reaped
+		}
+		if ws.Exited() {
+			code = ws.ExitStatus()
+		} else if ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		} else {
 			continue
 		}
-		switch {
-		case ws.Exited():
-			return ws.ExitStatus()
-		case ws.Signaled():
-			return 128 + int(ws.Signal())
+		break
+	}
+	n := 0
+	// kill(-1) only where it cannot reach beyond the sandbox: as PID 1 of
+	// its namespace, or as the unprivileged sandbox user.
+	switch {
+	case !p.Sweep:
+	case os.Getpid() == 1:
+		n = killAll(sweepBound, nil)
+	case p.UID > 0 && os.Getuid() == p.UID && os.Geteuid() == p.UID:
+		self := os.Getpid()
+		n = killAll(sweepBound, func() bool { return len(processesOf(p.UID, self)) == 0 })
+	}
+	if report >= 0 {
+		f := os.NewFile(uintptr(report), "report")
+		fmt.Fprintf(f, "%d\n", n)
+		f.Close()
+	}
+	return code
+}
+
+// killAll sends kill(-1, SIGKILL) and reaps what it may, until none is
+// left or bound passes; it returns how many processes it reaped. kill(-1)
+// reaches every process this one may signal but itself and init: as the
+// sandbox user without capabilities, that user's; as PID 1 of a
+// namespace, the namespace's. In a namespace, kill says when there is no
+// other process (ESRCH); outside one it cannot (it counts the processes
+// it may not signal too), so gone tells.
+func killAll(bound time.Duration, gone func() bool) int {
+	deadline := time.Now().Add(bound)
+	n := 0
+	for {
+		err := unix.Kill(-1, unix.SIGKILL)
+		for {
+			var ws unix.WaitStatus
+			wpid, werr := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+			if wpid <= 0 || werr != nil {
+				break
+			}
+			n++
 		}
+		if gone == nil && errors.Is(err, unix.ESRCH) || gone != nil && gone() || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(200 * time.Microsecond)
 	}
 }
 
@@ -235,7 +293,7 @@ func capEff() (uint64, error) {
 // then execve, which keeps only this thread's restrictions for the target.
 func execTarget(args []string) int {
 	runtime.LockOSThread()
-	p, target, argv, err := parseArgs(args)
+	p, _, target, argv, err := parseArgs(args)
 	if err != nil {
 		return fail("%v", err)
 	}
