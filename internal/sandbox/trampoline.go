@@ -72,8 +72,8 @@ func Main(args []string) (int, bool) {
 
 // policy is what the harness tells the trampoline (argv[1], JSON).
 type policy struct {
-	UID      int      `json:"uid"` // -1: keep the harness's (not root)
-	GID      int      `json:"gid"`
+	UID int `json:"uid"` // -1: keep the harness's (not root)
+	GID int `json:"gid"`
 	// Sweep: when the target ends, the supervisor sends kill(-1, SIGKILL)
 	// until nothing is left that it may signal: every process of the
 	// sandbox user (separate user), or every process of its PID namespace.
