@@ -81,10 +81,11 @@ func OpenAppend(path string) (*os.File, error) {
 	return openChecked(unix.AT_FDCWD, path, path, unix.O_WRONLY|unix.O_APPEND)
 }
 
-// OpenRewrite opens an existing regular file for writing and truncates it,
-// after it is known to be one (the step summary).
+// OpenRewrite opens a regular file for writing (creating it, mode 0644,
+// when missing) and truncates it once it is known to be one (the step
+// summary).
 func OpenRewrite(path string) (*os.File, error) {
-	f, err := openChecked(unix.AT_FDCWD, path, path, unix.O_WRONLY)
+	f, err := openChecked(unix.AT_FDCWD, path, path, unix.O_WRONLY|unix.O_CREAT)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +109,7 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 // openChecked opens name relative to dirfd with flag plus baseFlags and
 // returns it only when it is a regular file; display names it in errors.
 func openChecked(dirfd int, name, display string, flag int) (*os.File, error) {
-	fd, err := unix.Openat(dirfd, name, flag|baseFlags, 0)
+	fd, err := unix.Openat(dirfd, name, flag|baseFlags, 0o644)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
 			return nil, &NotRegularError{Path: display, Mode: fs.ModeSymlink}
