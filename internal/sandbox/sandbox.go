@@ -497,9 +497,10 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd) error {
 	return nil
 }
 
-// HandOver gives the sandbox user what the harness wrote in the work tree
-// since the last run (as root; Wrap calls it). Without root it does
-// nothing.
+// HandOver gives the sandbox user what the harness wrote since the last
+// run in the work tree and in AgentDir (a provider writes the CLI's
+// settings there before it starts it), as root; Wrap calls it. Without
+// root it does nothing.
 func (s *Sandbox) HandOver() error {
 	if !s.privsep {
 		return nil
@@ -509,7 +510,24 @@ func (s *Sandbox) HandOver() error {
 		return fmt.Errorf("sandbox: %w", err)
 	}
 	defer r.Close()
-	return s.handOver(r, false)
+	if err := s.handOver(r, false); err != nil {
+		return err
+	}
+	a, err := safefs.OpenRoot(s.agentDir)
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	defer a.Close()
+	err = a.Walk("", func(e *safefs.Entry) error {
+		if e.UID != 0 || e.IsRegular() && e.Nlink > 1 {
+			return nil
+		}
+		return e.Lchown(s.uid, s.gid)
+	})
+	if err != nil {
+		return fmt.Errorf("sandbox: handing %s to %s: %w", s.agentDir, s.acct.name, err)
+	}
+	return nil
 }
 
 // Sweep ends every process the last wrapped command left behind (leader
