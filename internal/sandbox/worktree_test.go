@@ -160,7 +160,7 @@ func TestNewRefuses(t *testing.T) {
 		opts Options
 		want string
 	}{
-		"private base inside the work tree": {Options{WorkTree: f.wt, PrivateBase: filepath.Join(f.wt, "priv")}, "inside the work tree"},
+		"private base inside the work tree":  {Options{WorkTree: f.wt, PrivateBase: filepath.Join(f.wt, "priv")}, "inside the work tree"},
 		"a symlink as workflow command file": {Options{WorkTree: f.wt, PrivateBase: filepath.Join(f.base, "priv"), Protect: []string{filepath.Join(f.fc, "link")}}, "not a regular file"},
 		"no work tree":                       {Options{PrivateBase: filepath.Join(f.base, "priv")}, "no work tree"},
 	} {
