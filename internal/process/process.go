@@ -1,8 +1,10 @@
 // Package process runs external commands for the harness: the agent CLIs and
 // the completion command. Every child runs in its own process group with a
 // filtered environment, a wall timeout and an idle timeout; on cancellation the
-// whole group gets SIGINT, then SIGTERM, then SIGKILL, and nothing is left
-// behind when Run returns.
+// whole group gets SIGINT, then SIGTERM, then SIGKILL. Under a context that
+// carries a Jail (WithJail; internal/sandbox is one), the child runs inside
+// it, and when the child ends the jail ends every process it started,
+// whatever group or session it moved to, before Run returns.
 package process
 
 import (
