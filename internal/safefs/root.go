@@ -108,6 +108,26 @@ func (r *Root) openDirs(parts []string, create bool, perm os.FileMode) (int, err
 	return cur, nil
 }
 
+// parent opens the directory that holds rel (created as needed when
+// create, with perm) and returns it with rel's last component; done
+// closes it.
+func (r *Root) parent(rel string, create bool, perm os.FileMode) (dir int, base string, done func(), err error) {
+	parts, err := split(rel)
+	if err != nil {
+		return -1, "", nil, err
+	}
+	dir, err = r.openDirs(parts[:len(parts)-1], create, perm)
+	if err != nil {
+		return -1, "", nil, err
+	}
+	done = func() {
+		if dir != r.fd() {
+			unix.Close(dir)
+		}
+	}
+	return dir, parts[len(parts)-1], done, nil
+}
+
 // lmode is the type of name in dir, for error messages.
 func (r *Root) lmode(dir int, name string) fs.FileMode {
 	var st unix.Stat_t
@@ -120,18 +140,12 @@ func (r *Root) lmode(dir int, name string) fs.FileMode {
 // Open opens rel for reading when every component is a real directory and
 // the file is a regular one.
 func (r *Root) Open(rel string) (*os.File, error) {
-	parts, err := split(rel)
+	dir, base, done, err := r.parent(rel, false, 0)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := r.openDirs(parts[:len(parts)-1], false, 0)
-	if err != nil {
-		return nil, err
-	}
-	if dir != r.fd() {
-		defer unix.Close(dir)
-	}
-	return openChecked(dir, parts[len(parts)-1], r.display(rel), unix.O_RDONLY)
+	defer done()
+	return openChecked(dir, base, r.display(rel), unix.O_RDONLY)
 }
 
 // ReadFile reads rel (see Open), at most limit bytes.
@@ -146,19 +160,13 @@ func (r *Root) ReadFile(rel string, limit int64) ([]byte, error) {
 
 // Lstat describes rel without following a symlink at any component.
 func (r *Root) Lstat(rel string) (fs.FileMode, int64, error) {
-	parts, err := split(rel)
+	dir, base, done, err := r.parent(rel, false, 0)
 	if err != nil {
 		return 0, 0, err
 	}
-	dir, err := r.openDirs(parts[:len(parts)-1], false, 0)
-	if err != nil {
-		return 0, 0, err
-	}
-	if dir != r.fd() {
-		defer unix.Close(dir)
-	}
+	defer done()
 	var st unix.Stat_t
-	if err := unix.Fstatat(dir, parts[len(parts)-1], &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := unix.Fstatat(dir, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return 0, 0, &fs.PathError{Op: "lstat", Path: r.display(rel), Err: err}
 	}
 	return modeOf(&st), st.Size, nil
@@ -200,18 +208,11 @@ func (r *Root) WriteFile(rel string, src io.Reader, o WriteOptions) error {
 	if o.DirPerm == 0 {
 		o.DirPerm = 0o755
 	}
-	parts, err := split(rel)
+	dir, base, done, err := r.parent(rel, true, o.DirPerm)
 	if err != nil {
 		return err
 	}
-	dir, err := r.openDirs(parts[:len(parts)-1], true, o.DirPerm)
-	if err != nil {
-		return err
-	}
-	if dir != r.fd() {
-		defer unix.Close(dir)
-	}
-	base := parts[len(parts)-1]
+	defer done()
 	tmp := "." + base + ".tmp-" + randomSuffix()
 	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|baseFlags, uint32(o.Perm.Perm()))
 	if err != nil {
@@ -267,25 +268,16 @@ func (r *Root) WriteFile(rel string, src io.Reader, o WriteOptions) error {
 // RemoveAll removes rel and, when it is a directory, everything in it,
 // never following a symlink. A missing rel is not an error.
 func (r *Root) RemoveAll(rel string) error {
-	parts, err := split(rel)
-	if err != nil {
-		return err
-	}
-	dir, err := r.openDirs(parts[:len(parts)-1], false, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
+	dir, base, done, err := r.parent(rel, false, 0)
 	var nr *NotRegularError
-	if errors.As(err, &nr) {
-		return nil // a parent is not a directory: rel does not exist beneath the root
+	if errors.Is(err, fs.ErrNotExist) || errors.As(err, &nr) {
+		return nil // a parent is missing or not a directory: rel is not beneath the root
 	}
 	if err != nil {
 		return err
 	}
-	if dir != r.fd() {
-		defer unix.Close(dir)
-	}
-	if err := removeAllAt(dir, parts[len(parts)-1]); err != nil {
+	defer done()
+	if err := removeAllAt(dir, base); err != nil {
 		return &fs.PathError{Op: "remove", Path: r.display(rel), Err: err}
 	}
 	return nil

@@ -98,22 +98,16 @@ func (r *Root) Walk(rel string, fn func(e *Entry) error) error {
 		}
 		return r.walkDir(r.fd(), "", fn)
 	}
-	parts, err := split(rel)
-	if err != nil {
-		return err
-	}
-	dir, err := r.openDirs(parts[:len(parts)-1], false, 0)
+	dir, base, done, err := r.parent(rel, false, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if dir != r.fd() {
-		defer unix.Close(dir)
-	}
-	clean := path.Join(parts...)
-	return r.walkEntry(dir, parts[len(parts)-1], clean, fn)
+	defer done()
+	parts, _ := split(rel)
+	return r.walkEntry(dir, base, path.Join(parts...), fn)
 }
 
 func (r *Root) walkEntry(dir int, name, rel string, fn func(e *Entry) error) error {
