@@ -309,7 +309,13 @@ func (s *Sandbox) setupSameUser() error {
 		return fmt.Errorf("sandbox: becoming the subreaper of the agent's processes: %w", err)
 	}
 	s.home = os.Getenv("HOME")
-	tmp, err := os.MkdirTemp("", "agent-loop-sandbox-")
+	// The sandbox's temporary directory is writable by it: never inside
+	// the private directory, even when the harness's TMPDIR is.
+	tmpBase := os.TempDir()
+	if beneath(realPath(tmpBase), s.private) {
+		tmpBase = "/tmp"
+	}
+	tmp, err := os.MkdirTemp(tmpBase, "agent-loop-sandbox-")
 	if err != nil {
 		return fmt.Errorf("sandbox: creating its temporary directory: %w", err)
 	}
