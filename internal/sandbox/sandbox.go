@@ -175,6 +175,9 @@ func New(opts Options) (*Sandbox, error) {
 	if s.private, err = PrivateDir(opts.PrivateBase, wt); err != nil {
 		return nil, err
 	}
+	if beneath(realPath(s.private), wt) {
+		return nil, fmt.Errorf("sandbox: the private directory %s is inside the work tree %s: choose a private base outside it", s.private, wt)
+	}
 	if err := privateDir(filepath.Dir(s.private)); err != nil {
 		return nil, err
 	}
@@ -183,9 +186,6 @@ func New(opts Options) (*Sandbox, error) {
 	}
 	if err := privateDir(s.TempDir()); err != nil {
 		return nil, err
-	}
-	if beneath(s.private, wt) {
-		return nil, fmt.Errorf("sandbox: the private directory %s is inside the work tree %s: choose a private base outside it", s.private, wt)
 	}
 	s.privsep = os.Geteuid() == 0 && !s.weak.sameUser
 	if s.privsep {
@@ -225,10 +225,11 @@ func (s *Sandbox) setupSeparateUser() error {
 		fmt.Fprintf(s.log, "agent-loop: created the sandbox user %s (uid %d)\n", acct.name, acct.uid)
 	}
 	// What a loop that crashed left running as this user.
-	if n, err := s.sweepUser(0); err != nil {
-		return fmt.Errorf("sandbox: ending what an earlier loop left running as %s: %w", acct.name, err)
-	} else if n > 0 {
-		fmt.Fprintf(s.log, "agent-loop: ended %d process(es) an earlier loop left running as %s\n", n, acct.name)
+	if left := processesOf(s.uid, -1); len(left) > 0 {
+		if _, err := s.sweepUser(0); err != nil {
+			return fmt.Errorf("sandbox: ending what an earlier loop left running as %s: %w", acct.name, err)
+		}
+		fmt.Fprintf(s.log, "agent-loop: ended %d process(es) an earlier loop left running as %s\n", len(left), acct.name)
 	}
 	s.home = acct.home
 	if err := s.ownedDir(s.home, true); err != nil {
