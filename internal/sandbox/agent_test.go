@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,44 +77,20 @@ func TestRealAgentInSandbox(t *testing.T) {
 		t.Errorf("CheckExec of a path under /root: %v", err)
 	}
 
-	answer := filepath.Join(f.wt, "answer.txt")
 	secret := filepath.Join(sb.PrivateDir(), "secret")
 	if err := os.WriteFile(secret, []byte("ghs_token"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv := fakemodel.Start(fakemodel.Script{Steps: []fakemodel.Step{
-		{Text: "I will fix answer.txt.", ToolCalls: []fakemodel.ToolCall{{Name: "Read", Input: map[string]any{"file_path": answer}}}},
-		{ToolCalls: []fakemodel.ToolCall{{Name: "Write", Input: map[string]any{"file_path": answer, "content": "answer=42\n"}}}},
-		{ToolCalls: []fakemodel.ToolCall{{Name: "Bash", Input: map[string]any{
-			"command":     "id -u > uid.txt; echo $HOME > home.txt; cat " + secret + " > stolen.txt 2>&1; git status --short > git.txt 2>&1; true",
-			"description": "Look around"}}}},
-		{Text: "Fixed"},
-	}})
-	defer srv.Close()
-	a, err := provider.New("claude", provider.Config{Binary: bin, Credentials: map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test"},
-		StateDir: sb.AgentDir(), MaxTurns: 8})
+	out, err := runClaude(sb, bin, f.wt, secret)
 	if err != nil {
-		t.Fatal(err)
-	}
-	env := process.SafeEnv([]string{"PATH=" + bindir + ":/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TERM=dumb",
-		"ANTHROPIC_BASE_URL=" + srv.URL, "CLAUDE_CODE_MAX_RETRIES=1", "NO_PROXY=127.0.0.1,localhost",
-		"GITHUB_TOKEN=ghs_harness_secret", "GORACE=" + os.Getenv("GORACE")})
-	var out bytes.Buffer
-	ctx := process.WithJail(context.Background(), sb)
-	res, err := a.Run(ctx, loop.AgentRequest{LoopID: "ralph-sbx-0000abcd", Iteration: 1, Task: "fix", Criterion: "true",
-		Prompt: "Fix answer.txt.", Dir: f.wt, Env: env, Output: &out, Timeout: 2 * time.Minute, IdleTimeout: time.Minute})
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, out.String())
-	}
-	if res.Class != loop.ClassNone || res.ExitCode != 0 {
-		t.Fatalf("class %q exit %d (%s)\n%s", res.Class, res.ExitCode, res.Detail, out.String())
+		t.Fatalf("%v\n%s", err, out)
 	}
 	read := func(name string) string {
 		b, _ := os.ReadFile(filepath.Join(f.wt, name))
 		return strings.TrimSpace(string(b))
 	}
 	if got := read("answer.txt"); got != "answer=42" {
-		t.Errorf("answer.txt = %q; the CLI's Write tool did not edit the work tree\n%s", got, out.String())
+		t.Errorf("answer.txt = %q; the CLI's Write tool did not edit the work tree\n%s", got, out)
 	}
 	if got := read("uid.txt"); got != strconv.Itoa(sb.UID()) {
 		t.Errorf("the agent's shell ran as uid %q, want the sandbox user's %d", got, sb.UID())
@@ -126,6 +103,9 @@ func TestRealAgentInSandbox(t *testing.T) {
 	}
 	if got := read("git.txt"); strings.Contains(got, "dubious") || strings.Contains(got, "fatal") {
 		t.Errorf("the agent's git cannot read the repository: %q", got)
+	}
+	if b, _ := os.ReadFile(secret); string(b) != "ghs_token" {
+		t.Errorf("the private file was written: %q", b)
 	}
 	if err := sb.Close(); err != nil {
 		t.Fatal(err)
@@ -173,4 +153,96 @@ func ownerOf(fi os.FileInfo) int {
 		return int(st.Uid)
 	}
 	return -1
+}
+
+// runClaude runs the real Claude Code CLI in sb against the fake model:
+// it reads and writes answer.txt in wt, then runs a shell command that
+// records its uid and HOME, tries to read secret and runs git status.
+func runClaude(sb *Sandbox, bin, wt, secret string) (string, error) {
+	answer := filepath.Join(wt, "answer.txt")
+	// Claude Code's own permission mode asks before a command that writes
+	// outside the work tree; a script it runs does not ask (and is what a
+	// hostile agent would write).
+	look := "id -u > uid.txt; echo $HOME > home.txt; cat " + secret + " > stolen.txt 2>&1; echo forged >> " + secret + "; git status --short > git.txt 2>&1; true\n"
+	if err := os.WriteFile(filepath.Join(wt, "look.sh"), []byte(look), 0o644); err != nil {
+		return "", err
+	}
+	srv := fakemodel.Start(fakemodel.Script{Steps: []fakemodel.Step{
+		{Text: "I will fix answer.txt.", ToolCalls: []fakemodel.ToolCall{{Name: "Read", Input: map[string]any{"file_path": answer}}}},
+		{ToolCalls: []fakemodel.ToolCall{{Name: "Write", Input: map[string]any{"file_path": answer, "content": "answer=42\n"}}}},
+		{ToolCalls: []fakemodel.ToolCall{{Name: "Bash", Input: map[string]any{
+			"command":     "sh look.sh",
+			"description": "Look around"}}}},
+		{Text: "Fixed"},
+	}})
+	defer srv.Close()
+	a, err := provider.New("claude", provider.Config{Binary: bin, Credentials: map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test"},
+		StateDir: sb.AgentDir(), MaxTurns: 8})
+	if err != nil {
+		return "", err
+	}
+	env := process.SafeEnv([]string{"PATH=" + filepath.Dir(bin) + ":/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TERM=dumb",
+		"HOME=" + os.Getenv("HOME"), "ANTHROPIC_BASE_URL=" + srv.URL, "CLAUDE_CODE_MAX_RETRIES=1", "NO_PROXY=127.0.0.1,localhost",
+		"GITHUB_TOKEN=ghs_harness_secret", "GORACE=" + os.Getenv("GORACE")})
+	var out bytes.Buffer
+	ctx := process.WithJail(context.Background(), sb)
+	res, err := a.Run(ctx, loop.AgentRequest{LoopID: "ralph-sbx-0000abcd", Iteration: 1, Task: "fix", Criterion: "true",
+		Prompt: "Fix answer.txt.", Dir: wt, Env: env, Output: &out, Timeout: 2 * time.Minute, IdleTimeout: time.Minute})
+	if err != nil {
+		return out.String(), err
+	}
+	if res.Class != loop.ClassNone || res.ExitCode != 0 {
+		return out.String(), fmt.Errorf("class %q exit %d (%s)", res.Class, res.ExitCode, res.Detail)
+	}
+	return out.String(), nil
+}
+
+// The same without root: the harness runs as an unprivileged uid (this
+// binary re-executed), the CLI as that uid under Landlock and in a PID
+// namespace; it edits the work tree and cannot write the private
+// directory (it can read it: the same user).
+func TestRealAgentWithoutRoot(t *testing.T) {
+	needRoot(t)
+	f := newFixture(t, false)
+	bindir := filepath.Join(f.base, "bin")
+	mkdir(t, bindir, 0o755, 0)
+	bin := agentCLI(t, "claude", bindir)
+	writeOwned(t, filepath.Join(f.wt, "answer.txt"), "answer=41\n", 0o644, harnessUID)
+	gitRepo(t, f.wt, harnessUID)
+	sc := f.sc
+	sc.Claude = bin
+	res, err := runHarness(sc, harnessUID, f.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) != 1 || res.Results[0].Err != "" {
+		t.Fatalf("claude in the sandbox: %+v\n%s", res.Results, res.Log)
+	}
+	read := func(name string) string {
+		b, _ := os.ReadFile(filepath.Join(f.wt, name))
+		return strings.TrimSpace(string(b))
+	}
+	if got := read("answer.txt"); got != "answer=42" {
+		t.Errorf("answer.txt = %q\n%s", got, res.Results[0].Output)
+	}
+	if got := read("uid.txt"); got != strconv.Itoa(harnessUID) {
+		t.Errorf("uid %q, want the harness's %d", got, harnessUID)
+	}
+	if got := read("git.txt"); strings.Contains(got, "fatal") {
+		t.Errorf("git status: %q", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(res.Private, "secret")); string(b) != "ghs_token" {
+		t.Errorf("the private file was written: %q", b)
+	}
+	t.Log(res.Layers)
+
+	// Without Landlock the same script writes it: the check can fail.
+	writeOwned(t, filepath.Join(f.wt, "answer.txt"), "answer=41\n", 0o644, harnessUID)
+	sc.Weak = []string{"noLandlock"}
+	if res, err = runHarness(sc, harnessUID, f.env); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(res.Private, "secret")); !strings.Contains(string(b), "forged") {
+		t.Errorf("weakened (no Landlock): the private file = %q, want the agent's write; the check cannot fail", b)
+	}
 }

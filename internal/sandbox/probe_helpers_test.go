@@ -210,6 +210,9 @@ type scenario struct {
 	Protect     []string
 	Weak        []string // weakening fields: sameUser noSweep noLandlock noPIDNS noProtect
 	Probes      []probeCall
+	// Claude, when set, is the path of the Claude Code CLI to run in the
+	// sandbox against the fake model (runClaude) instead of the probes.
+	Claude string
 }
 
 // probeCall is one probe run; args may hold {pid} (the harness's pid),
@@ -294,6 +297,16 @@ func harnessMain(args []string) int {
 				c.Close()
 			}
 		}()
+	}
+	if sc.Claude != "" {
+		secret := filepath.Join(sb.PrivateDir(), "secret")
+		_ = os.WriteFile(secret, []byte("ghs_token"), 0o600)
+		out, err := runClaude(sb, sc.Claude, sc.WorkTree, secret)
+		pr := probeResult{Name: "claude", Output: out}
+		if err != nil {
+			pr.Err = err.Error()
+		}
+		res.Results = append(res.Results, pr)
 	}
 	ctx := process.WithJail(context.Background(), sb)
 	for i, pc := range sc.Probes {
