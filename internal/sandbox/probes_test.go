@@ -72,7 +72,17 @@ func newFixture(t *testing.T, rootMode bool) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(base) })
+	t.Cleanup(func() {
+		os.RemoveAll(base)
+		// The agent CLIs' directories the sandbox users kept for this
+		// work tree (they outlive a loop, not a test).
+		if dir, err := PrivateDir("", filepath.Join(base, "wt")); err == nil {
+			leftovers, _ := filepath.Glob(filepath.Join("/home", UserName+"*", ".agent-loop", filepath.Base(dir)))
+			for _, d := range leftovers {
+				os.RemoveAll(d)
+			}
+		}
+	})
 	if err := os.Chmod(base, 0o755); err != nil {
 		t.Fatal(err)
 	}
