@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/aiwg/agent-loop/internal/safefs"
 )
 
 // legacyLoop is the single-loop file of the 1.x layout
@@ -48,7 +50,7 @@ func firstNonEmpty(s ...string) string {
 // migrated loop id ("" when there was nothing to migrate).
 func (s *Store) MigrateLegacy() (string, error) {
 	path := filepath.Join(s.Root, LegacyFile)
-	b, err := os.ReadFile(path)
+	b, err := safefs.ReadFile(path, MaxStateBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
