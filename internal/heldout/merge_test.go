@@ -17,9 +17,9 @@ func TestMergeMixed(t *testing.T) {
 	}{
 		{
 			name: "package.json scripts restored, dependency kept", path: "package.json",
-			base: `{"name":"a","scripts":{"test":"node --test"},"dependencies":{"x":"1"}}`,
-			iter: `{"name":"a","scripts":{"test":"node --test || true"},"dependencies":{"x":"1","y":"2"}}`,
-			want: "{\n  \"name\": \"a\",\n  \"scripts\": {\n    \"test\": \"node --test\"\n  },\n  \"dependencies\": {\n    \"x\": \"1\",\n    \"y\": \"2\"\n  }\n}\n",
+			base:    `{"name":"a","scripts":{"test":"node --test"},"dependencies":{"x":"1"}}`,
+			iter:    `{"name":"a","scripts":{"test":"node --test || true"},"dependencies":{"x":"1","y":"2"}}`,
+			want:    "{\n  \"name\": \"a\",\n  \"scripts\": {\n    \"test\": \"node --test\"\n  },\n  \"dependencies\": {\n    \"x\": \"1\",\n    \"y\": \"2\"\n  }\n}\n",
 			changed: true,
 		},
 		{
