@@ -3,8 +3,9 @@ package heldout
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // A block is a run of lines [start, end) of a file that is a test inside
@@ -76,11 +77,11 @@ func mergeInline(p string, base, iter []byte) []byte {
 // ---- Rust ----
 
 var (
-	rustTestAttrRe = regexp.MustCompile(`^\s*#\[(?:cfg\s*\([^\]]*\btest\b|(?:[\w:]*::)?test\b|rstest\b|test_case\b|tokio::test\b|bench\b)`)
-	rustAttrRe     = regexp.MustCompile(`^\s*#\[`)
-	rustDocRe      = regexp.MustCompile(`^\s*//[/!]`)
-	rustItemRe     = regexp.MustCompile(`^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:unsafe\s+)?(?:const\s+)?(?:fn|struct|enum|trait|mod|static|type|union|macro_rules!)\s*[A-Za-z_]`)
-	rustItemNameRe = regexp.MustCompile(`\b(fn|mod|struct|enum|trait|impl|const|static|type|union|macro_rules!|use)\s*([A-Za-z_][A-Za-z0-9_]*)?`)
+	rustTestAttrRe = lazyre.New(`^\s*#\[(?:cfg\s*\([^\]]*\btest\b|(?:[\w:]*::)?test\b|rstest\b|test_case\b|tokio::test\b|bench\b)`)
+	rustAttrRe     = lazyre.New(`^\s*#\[`)
+	rustDocRe      = lazyre.New(`^\s*//[/!]`)
+	rustItemRe     = lazyre.New(`^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:unsafe\s+)?(?:const\s+)?(?:fn|struct|enum|trait|mod|static|type|union|macro_rules!)\s*[A-Za-z_]`)
+	rustItemNameRe = lazyre.New(`\b(fn|mod|struct|enum|trait|impl|const|static|type|union|macro_rules!|use)\s*([A-Za-z_][A-Za-z0-9_]*)?`)
 )
 
 // rustBlocks finds #[cfg(test)] and #[test] items (with their doc comments
@@ -252,10 +253,10 @@ func rustItemEnd(lines []string, i int) int {
 // ---- Python doctests ----
 
 var (
-	pyDefRe       = regexp.MustCompile(`^(\s*)(?:async\s+def|def|class)\s+([A-Za-z_][A-Za-z0-9_]*)`)
-	pyDocStartRe  = regexp.MustCompile(`^(\s*)([rRuUbB]{0,2})("""|''')`)
-	pyDoctestRe   = regexp.MustCompile(`(?m)^\s*>>>`)
-	pyCommentOnly = regexp.MustCompile(`^\s*(?:#.*)?$`)
+	pyDefRe       = lazyre.New(`^(\s*)(?:async\s+def|def|class)\s+([A-Za-z_][A-Za-z0-9_]*)`)
+	pyDocStartRe  = lazyre.New(`^(\s*)([rRuUbB]{0,2})("""|''')`)
+	pyDoctestRe   = lazyre.New(`(?m)^\s*>>>`)
+	pyCommentOnly = lazyre.New(`^\s*(?:#.*)?$`)
 )
 
 // pythonDocstrings finds the docstrings (module, class, function) that hold
@@ -349,9 +350,9 @@ func pythonEmptyDocstring(lines []string, _ block) []string {
 // ---- Elixir doctests ----
 
 var (
-	exDocRe    = regexp.MustCompile(`^(\s*)@(moduledoc|doc)\s+(~[sS])?("""|''')`)
-	exDefRe    = regexp.MustCompile(`^\s*(?:def|defp|defmacro|defmacrop|defguard)\s+([a-z_][A-Za-z0-9_?!]*)`)
-	exModuleRe = regexp.MustCompile(`^\s*defmodule\s+([A-Z][A-Za-z0-9_.]*)`)
+	exDocRe    = lazyre.New(`^(\s*)@(moduledoc|doc)\s+(~[sS])?("""|''')`)
+	exDefRe    = lazyre.New(`^\s*(?:def|defp|defmacro|defmacrop|defguard)\s+([a-z_][A-Za-z0-9_?!]*)`)
+	exModuleRe = lazyre.New(`^\s*defmodule\s+([A-Z][A-Za-z0-9_.]*)`)
 )
 
 // elixirDocs finds @moduledoc and @doc heredocs, keyed by the module or by

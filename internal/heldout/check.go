@@ -102,6 +102,12 @@ type Checker struct {
 	Links []string
 	// Keep leaves the scratch trees in place (for debugging).
 	Keep bool
+	// CacheDir, when set, keeps the scratch trees at fixed paths under it
+	// (held-out/, control/) with a build cache of their own beside each
+	// (Cargo's held-out-target/, ...), so that the held-out runs of one
+	// loop reuse what the earlier ones compiled. Empty: every check starts
+	// from fresh trees and caches in a temporary directory.
+	CacheDir string
 }
 
 // Check plans the held-out tree and, when the iteration touched anything
@@ -121,16 +127,25 @@ func (c *Checker) Check(ctx context.Context, req Request) (Result, error) {
 		res.Reason = "the change touches product source only"
 		return res, nil
 	}
-	root, err := os.MkdirTemp(c.ScratchRoot, "agent-loop-heldout-")
-	if err != nil {
-		return res, fmt.Errorf("creating the scratch directory: %w", err)
-	}
-	if !c.Keep {
-		defer os.RemoveAll(root)
+	root := c.CacheDir
+	if root == "" {
+		if root, err = os.MkdirTemp(c.ScratchRoot, "agent-loop-heldout-"); err != nil {
+			return res, fmt.Errorf("creating the scratch directory: %w", err)
+		}
+		if !c.Keep {
+			defer os.RemoveAll(root)
+		}
+	} else if err := os.MkdirAll(root, 0o755); err != nil {
+		return res, fmt.Errorf("creating the held-out cache %s: %w", root, err)
 	}
 	if c.Chown != nil {
 		if err := c.Chown(root); err != nil {
 			return res, err
+		}
+	}
+	for _, d := range []string{"held-out", "control"} {
+		if err := os.RemoveAll(filepath.Join(root, d)); err != nil {
+			return res, fmt.Errorf("clearing the scratch tree %s: %w", d, err)
 		}
 	}
 	heldDir := filepath.Join(root, "held-out")
@@ -193,7 +208,7 @@ func (c *Checker) run(ctx context.Context, req Request, dir, kind, why string) (
 		fmt.Fprintf(req.Output, "\n--- %s run (%s): %s\n", kind, why, req.Deps.Command)
 	}
 	env := append([]string(nil), req.Env...)
-	env = append(env, scratchEnv(req.WorkTree, dir)...)
+	env = append(env, c.scratchEnv(dir)...)
 	start := time.Now()
 	res, err := c.Runner.Check(ctx, loop.CheckRequest{
 		Command: req.Deps.Command, Dir: filepath.Join(dir, filepath.FromSlash(req.Workdir)),
@@ -209,18 +224,20 @@ func (c *Checker) run(ctx context.Context, req Request, dir, kind, why string) (
 	return res, Run{Kind: kind, Command: req.Deps.Command, Why: why, Duration: d, Passed: res.Passed, ExitCode: res.ExitCode}, nil
 }
 
-// scratchEnv shares build caches that a tool keys by path, so that the
-// scratch run reuses what the work tree built: Cargo's target directory
-// (the scratch crate gets its own fingerprints inside it; the compiled
-// dependencies are reused).
-func scratchEnv(workTree, dir string) []string {
-	var env []string
-	if workTree != "" {
-		if _, err := os.Stat(filepath.Join(dir, "Cargo.toml")); err == nil {
-			env = append(env, "CARGO_TARGET_DIR="+filepath.Join(workTree, "target"))
-		}
+// scratchEnv gives each scratch tree the build caches that a tool keys by
+// path: Cargo's fingerprints record the sources' absolute paths and their
+// mtimes, not the package's path, so a target directory shared with the
+// work tree or with the other scratch tree finds those files unchanged and
+// reuses binaries built from other sources (the agent's edits). Each tree
+// gets its own, beside it; with a CacheDir the tree's path stays the same
+// from one check to the next, its files are written anew (newer than the
+// artifacts, so the crate is rebuilt) and the compiled dependencies are
+// reused. Go's cache is keyed by content and shared as it is.
+func (c *Checker) scratchEnv(dir string) []string {
+	if _, err := os.Stat(filepath.Join(dir, "Cargo.toml")); err != nil {
+		return nil
 	}
-	return env
+	return []string{"CARGO_TARGET_DIR=" + dir + "-target"}
 }
 
 // describeChanges names the changed paths by kind, in plain words:

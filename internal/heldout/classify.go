@@ -2,9 +2,10 @@ package heldout
 
 import (
 	"path"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // Kind is what a repository path is, for the held-out check.
@@ -130,6 +131,15 @@ func NewContext(deps CriterionDeps, baseline, iteration []string) *Context {
 	return c
 }
 
+// lockFiles pin the product's dependencies: they are product, wherever
+// they are and even when new (a check may write one).
+var lockFiles = map[string]bool{
+	"Cargo.lock": true, "go.sum": true, "package-lock.json": true, "npm-shrinkwrap.json": true, "yarn.lock": true,
+	"pnpm-lock.yaml": true, "bun.lockb": true, "bun.lock": true, "poetry.lock": true, "uv.lock": true, "Pipfile.lock": true,
+	"pdm.lock": true, "composer.lock": true, "Gemfile.lock": true, "mix.lock": true, "packages.lock.json": true,
+	"gradle.lockfile": true, "Package.resolved": true,
+}
+
 // codeExt reports extensions of program code that a root package holds.
 func codeExt(p string) bool {
 	switch path.Ext(p) {
@@ -191,6 +201,9 @@ func Classify(p string, c *Context) Class {
 			return Class{Kind: Mixed, Reason: "the criterion runs its targets or scripts"}
 		}
 		return Class{Kind: Criterion, Reason: "the criterion runs or reads this file"}
+	}
+	if lockFiles[base] {
+		return Class{Kind: Source, Ecosystem: ecosystemOf(p), Reason: "dependency lock file (the product's dependencies)"}
 	}
 	if cl, ok := classifyShadow(p, base, dirs, c); ok {
 		return cl
@@ -340,14 +353,14 @@ func configName(base string) (Class, bool) {
 		"mvnw", "mvnw.cmd", "gradlew", "gradlew.bat", "build.xml", "junit-platform.properties":
 		return cfg("java", "Java build and test runner configuration")
 	// Ruby
-	case ".rspec", ".rspec-local", "rakefile", "gemfile", "gemfile.lock", ".simplecov", ".rubocop.yml", "guardfile":
+	case ".rspec", ".rspec-local", "rakefile", "gemfile", ".simplecov", ".rubocop.yml", "guardfile":
 		return cfg("ruby", "Ruby runner configuration (Rakefile and Gemfile are Ruby code run with the tests)")
 	// PHP
 	case "phpunit.xml", "phpunit.xml.dist", "phpunit.dist.xml", ".phpunit.result.cache", "phpstan.neon",
 		"phpstan.neon.dist", "psalm.xml", "pest.php", "infection.json", "infection.json5":
 		return cfg("php", "PHP test runner configuration")
 	// Elixir
-	case "mix.exs", "mix.lock", ".formatter.exs", ".credo.exs", "coveralls.json":
+	case "mix.exs", ".formatter.exs", ".credo.exs", "coveralls.json":
 		return cfg("elixir", "Elixir project and runner configuration (mix.exs is code run with the tests)")
 	// .NET
 	case "directory.build.props", "directory.build.targets", "directory.packages.props", "global.json",
@@ -573,16 +586,16 @@ func ecosystemOf(p string) string {
 // testImportRes find test frameworks imported by a file that is not named
 // like a test: helper packages (a Go testutil package, a Python helper
 // module, a shared Jest setup) are tests too.
-var testImportRes = map[string]*regexp.Regexp{
-	"go":     regexp.MustCompile(`(?m)^\s*(?:import\s+)?(?:\w+\s+)?"(?:testing|github\.com/stretchr/testify[^"]*|gotest\.tools[^"]*|github\.com/onsi/(?:ginkgo|gomega)[^"]*)"`),
-	"python": regexp.MustCompile(`(?m)^\s*(?:import|from)\s+(?:unittest|pytest|_pytest|nose2?|hypothesis)\b`),
-	"js":     regexp.MustCompile(`(?:from\s+|require\(\s*|import\(\s*)['"](?:node:test|vitest|@jest/globals|mocha|chai|ava|tap|uvu|@testing-library/[^'"]+)['"]`),
-	"ruby":   regexp.MustCompile(`(?m)^\s*require\s*\(?\s*['"](?:rspec[^'"]*|minitest[^'"]*|test/unit)['"]`),
-	"php":    regexp.MustCompile(`PHPUnit\\Framework`),
-	"java":   regexp.MustCompile(`(?m)^\s*import\s+(?:static\s+)?(?:org\.junit|org\.testng|org\.assertj|org\.hamcrest|io\.kotest)\b`),
-	"elixir": regexp.MustCompile(`ExUnit\.`),
-	"dotnet": regexp.MustCompile(`(?m)^\s*using\s+(?:Xunit|NUnit|Microsoft\.VisualStudio\.TestTools)\b`),
-	"c":      regexp.MustCompile(`(?m)^\s*#\s*include\s*[<"](?:gtest|gmock|catch2?|doctest|CUnit|check\.h|cmocka|unity\.h|criterion)`),
+var testImportRes = map[string]*lazyre.Regexp{
+	"go":     lazyre.New(`(?m)^\s*(?:import\s+)?(?:\w+\s+)?"(?:testing|github\.com/stretchr/testify[^"]*|gotest\.tools[^"]*|github\.com/onsi/(?:ginkgo|gomega)[^"]*)"`),
+	"python": lazyre.New(`(?m)^\s*(?:import|from)\s+(?:unittest|pytest|_pytest|nose2?|hypothesis)\b`),
+	"js":     lazyre.New(`(?:from\s+|require\(\s*|import\(\s*)['"](?:node:test|vitest|@jest/globals|mocha|chai|ava|tap|uvu|@testing-library/[^'"]+)['"]`),
+	"ruby":   lazyre.New(`(?m)^\s*require\s*\(?\s*['"](?:rspec[^'"]*|minitest[^'"]*|test/unit)['"]`),
+	"php":    lazyre.New(`PHPUnit\\Framework`),
+	"java":   lazyre.New(`(?m)^\s*import\s+(?:static\s+)?(?:org\.junit|org\.testng|org\.assertj|org\.hamcrest|io\.kotest)\b`),
+	"elixir": lazyre.New(`ExUnit\.`),
+	"dotnet": lazyre.New(`(?m)^\s*using\s+(?:Xunit|NUnit|Microsoft\.VisualStudio\.TestTools)\b`),
+	"c":      lazyre.New(`(?m)^\s*#\s*include\s*[<"](?:gtest|gmock|catch2?|doctest|CUnit|check\.h|cmocka|unity\.h|criterion)`),
 }
 
 // Refine looks inside a product file (either version; nil when absent):

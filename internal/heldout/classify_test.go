@@ -24,6 +24,9 @@ func TestClassify(t *testing.T) {
 		{"internal/testutil/skip.go", Test},
 		{"go.mod", Source},
 		{"go.work", Config},
+		{"go.sum", Source},
+		{"Cargo.lock", Source}, // new at the root, written by cargo test
+		{"package-lock.json", Source},
 		{"helper.go", Source}, // new at the root, but the root is a Go package
 		{".golangci.yml", Config},
 		// Python

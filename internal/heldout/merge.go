@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
 )
 
 // Merge returns the held-out content of a Mixed or Inline file: the
@@ -178,8 +179,8 @@ func sameMembers(a, b []jsonMember) bool {
 // ---- TOML and INI sections ----
 
 var (
-	sectionHeaderRe = regexp.MustCompile(`^\s*\[\[?\s*([^\]\[]+?)\s*\]\]?\s*(?:[#;].*)?$`)
-	tomlKeyRe       = regexp.MustCompile(`^\s*("[^"]+"|'[^']+'|[A-Za-z0-9_.-]+)\s*=`)
+	sectionHeaderRe = lazyre.New(`^\s*\[\[?\s*([^\]\[]+?)\s*\]\]?\s*(?:[#;].*)?$`)
+	tomlKeyRe       = lazyre.New(`^\s*("[^"]+"|'[^']+'|[A-Za-z0-9_.-]+)\s*=`)
 )
 
 // section is one [header] (or the preamble before the first, name "").
@@ -383,9 +384,9 @@ func mergeKeys(iter section, base *section, keys map[string]bool) []string {
 // ---- make targets ----
 
 var (
-	makeRuleRe   = regexp.MustCompile(`^([A-Za-z0-9_.%/$(){}\-][^:=#]*?)\s*::?(?:[^=]|$)`)
-	makeAssignRe = regexp.MustCompile(`^\s*(?:export\s+|override\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?:[:?+!]?=)`)
-	makeVarRefRe = regexp.MustCompile(`\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]`)
+	makeRuleRe   = lazyre.New(`^([A-Za-z0-9_.%/$(){}\-][^:=#]*?)\s*::?(?:[^=]|$)`)
+	makeAssignRe = lazyre.New(`^\s*(?:export\s+|override\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?:[:?+!]?=)`)
+	makeVarRefRe = lazyre.New(`\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]`)
 )
 
 // makeBlock is a rule (target line and recipe) or a variable assignment.
@@ -553,13 +554,13 @@ func mergeMake(base, iter []byte, targets []string) []byte {
 // ---- CMake and Meson test directives ----
 
 var (
-	cmakeTestRe = regexp.MustCompile(`(?i)^\s*(?:enable_testing|add_test|include\s*\(\s*(?:CTest|GoogleTest|Catch)|gtest_discover_tests|gtest_add_tests|catch_discover_tests|doctest_discover_tests|set_tests_properties|set_property\s*\(\s*TEST|add_subdirectory\s*\(\s*["']?(?:tests?|unittests?|testing)\b)`)
-	mesonTestRe = regexp.MustCompile(`^\s*(?:test|benchmark)\s*\(|^\s*subdir\s*\(\s*['"](?:tests?|unittests?)['"]`)
+	cmakeTestRe = lazyre.New(`(?i)^\s*(?:enable_testing|add_test|include\s*\(\s*(?:CTest|GoogleTest|Catch)|gtest_discover_tests|gtest_add_tests|catch_discover_tests|doctest_discover_tests|set_tests_properties|set_property\s*\(\s*TEST|add_subdirectory\s*\(\s*["']?(?:tests?|unittests?|testing)\b)`)
+	mesonTestRe = lazyre.New(`^\s*(?:test|benchmark)\s*\(|^\s*subdir\s*\(\s*['"](?:tests?|unittests?)['"]`)
 )
 
 // mergeDirectives drops the iteration's test statements and appends the
 // baseline's (a statement runs until its parentheses balance).
-func mergeDirectives(base, iter []byte, re *regexp.Regexp) []byte {
+func mergeDirectives(base, iter []byte, re *lazyre.Regexp) []byte {
 	split := func(data []byte) (keep, tests []string) {
 		depth := 0
 		inTest := false
