@@ -128,9 +128,9 @@ func TestFocusedGoRunIsNarrow(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	files := map[string]string{
-		"go.mod":       "module example.com/focus\n\ngo 1.21\n",
-		"a.go":         "package focus\n\nfunc Add(a, b int) int { return a - b }\n",
-		"a_test.go":    "package focus\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"Add(2, 3) != 5\")\n\t}\n}\n\nfunc TestOther(t *testing.T) {}\n",
+		"go.mod":        "module example.com/focus\n\ngo 1.21\n",
+		"a.go":          "package focus\n\nfunc Add(a, b int) int { return a - b }\n",
+		"a_test.go":     "package focus\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"Add(2, 3) != 5\")\n\t}\n}\n\nfunc TestOther(t *testing.T) {}\n",
 		"sub/b_test.go": "package sub\n\nimport \"testing\"\n\nfunc TestElsewhere(t *testing.T) {}\n",
 	}
 	for p, body := range files {
