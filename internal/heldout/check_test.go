@@ -192,3 +192,91 @@ func TestBuildRefusesLinksOutOfTheTree(t *testing.T) {
 		t.Errorf("the link inside the tree: %q %v", target, err)
 	}
 }
+
+// TestCargoCacheIsNeverStale runs the held-out check of three iterations
+// with one CacheDir (the compiled dependencies are reused from one check to
+// the next): a cheat, an honest fix, the cheat again. Cargo keys its
+// fingerprints by the sources' paths and mtimes, so a shared or copied
+// target directory would hand a later run the binary of an earlier tree.
+func TestCargoCacheIsNeverStale(t *testing.T) {
+	if _, err := exec.LookPath("cargo"); err != nil {
+		t.Skip("cargo not installed")
+	}
+	t.Parallel()
+	lib := "pub fn add(a: i64, b: i64) -> i64 {\n    a - b\n}\n"
+	api := "#[test]\nfn adds() {\n    assert_eq!(calc::add(2, 3), 5);\n}\n"
+	base := map[string]string{
+		"Cargo.toml": "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+		"src/lib.rs": lib, "tests/api.rs": api, ".gitignore": "target\n",
+	}
+	cheat := map[string]string{"tests/api.rs": strings.Replace(api, "5)", "-1)", 1)}
+	honest := map[string]string{"src/lib.rs": strings.Replace(lib, "a - b", "a + b", 1), "tests/api.rs": strings.Replace(api, "fn adds", "fn adds_small", 1)}
+	cache := t.TempDir()
+	for i, step := range []struct {
+		change map[string]string
+		want   Verdict
+	}{{cheat, Failed}, {honest, Passed}, {cheat, Failed}} {
+		r := newTestRepo(t, base, step.change)
+		c := &Checker{Objects: &Git{Dir: r.dir}, Runner: &shellRunner{}, CacheDir: cache}
+		res, err := c.Check(context.Background(), Request{Base: r.base, Iteration: r.tree,
+			Deps: CriterionDeps{Command: "cargo test --offline", Runner: "cargo"}, WorkTree: r.dir, Env: []string{"CARGO_NET_OFFLINE=true"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Verdict != step.want {
+			t.Fatalf("check %d: %s (%s), want %s", i+1, res.Verdict, res.Reason, step.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cache, "held-out-target", "debug")); err != nil {
+		t.Errorf("the held-out tree's own target directory is not under the cache: %v", err)
+	}
+}
+
+// TestInstalledDependenciesAreLinked: the criterion imports a module that
+// only the work tree's virtual environment has (git does not track it); the
+// held-out tree reaches it through the link to .venv.
+func TestInstalledDependenciesAreLinked(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	t.Parallel()
+	r := newTestRepo(t, map[string]string{
+		".gitignore":   ".venv\n",
+		"calc.py":      "import depmod\n\n\ndef add(a, b):\n    return depmod.combine(a, -b)\n",
+		"test_calc.py": "import unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n",
+	}, map[string]string{
+		"calc.py":      "import depmod\n\n\ndef add(a, b):\n    return depmod.combine(a, b)\n",
+		"test_calc.py": "import unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_add_small(self):\n        self.assertEqual(add(2, 3), 5)\n",
+	})
+	venv := filepath.Join(r.dir, ".venv")
+	if out, err := exec.Command(py, "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
+		t.Skipf("python3 -m venv: %v\n%s", err, out)
+	}
+	site, err := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages"))
+	if err != nil || len(site) != 1 {
+		t.Fatalf("site-packages: %v %v", site, err)
+	}
+	if err := os.WriteFile(filepath.Join(site[0], "depmod.py"), []byte("def combine(a, b):\n    return a + b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &Checker{Objects: &Git{Dir: r.dir}, Runner: &shellRunner{}, ScratchRoot: t.TempDir()}
+	res, err := c.Check(context.Background(), Request{Base: r.base, Iteration: r.tree,
+		Deps: CriterionDeps{Command: ".venv/bin/python -m unittest", Runner: "unittest"}, WorkTree: r.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != Passed {
+		t.Fatalf("verdict %s (%s): %v", res.Verdict, res.Reason, res.HeldOut)
+	}
+	// Without the link the same check cannot even import the module.
+	c.Links = []string{}
+	res, err = c.Check(context.Background(), Request{Base: r.base, Iteration: r.tree,
+		Deps: CriterionDeps{Command: ".venv/bin/python -m unittest", Runner: "unittest"}, WorkTree: r.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict == Passed {
+		t.Fatalf("without linking .venv the held-out run still passed: the test proves nothing")
+	}
+}
