@@ -188,6 +188,9 @@ func Classify(p string, c *Context) Class {
 	segs := strings.Split(p, "/")
 	dirs := segs[:len(segs)-1]
 
+	if p == "vendor/modules.txt" {
+		return Class{Kind: Source, Ecosystem: "go", Reason: "the list of vendored modules (goes with go.mod)"}
+	}
 	if hasAny(dirs, "vendor", "node_modules", "third_party", "bower_components", "jspm_packages") {
 		return Class{Kind: Dependency, Reason: "third-party code kept in the repository"}
 	}
@@ -200,7 +203,12 @@ func Classify(p string, c *Context) Class {
 		if mixedFormat(base) != "" {
 			return Class{Kind: Mixed, Reason: "the criterion runs its targets or scripts"}
 		}
-		return Class{Kind: Criterion, Reason: "the criterion runs or reads this file"}
+		// A script or configuration the criterion runs is its own; a
+		// program file it runs (`python main.py --self-test`) is still
+		// the product, judged by the rules below.
+		if isScriptLike(p, base, dirs) {
+			return Class{Kind: Criterion, Reason: "the criterion runs or reads this file"}
+		}
 	}
 	if lockFiles[base] {
 		return Class{Kind: Source, Ecosystem: ecosystemOf(p), Reason: "dependency lock file (the product's dependencies)"}
@@ -255,6 +263,16 @@ func Classify(p string, c *Context) Class {
 		return Class{Kind: Inline, Ecosystem: "elixir", Reason: "Elixir source (its doctests are tests)"}
 	}
 	return Class{Kind: Source, Ecosystem: ecosystemOf(p), Reason: "product source"}
+}
+
+// isScriptLike reports shell scripts, task files and configuration, and
+// anything in a scripts/ci/bin/tools directory.
+func isScriptLike(p, base string, dirs []string) bool {
+	switch strings.ToLower(path.Ext(base)) {
+	case ".sh", ".bash", ".zsh", ".ps1", ".bat", ".cmd", ".mk", ".yml", ".yaml", ".toml", ".ini", ".cfg", ".json", ".xml", ".conf", "":
+		return true
+	}
+	return hasAny(dirs, "scripts", "script", "ci", ".ci", "bin", "tools", "hack", "build-support")
 }
 
 func hasAny(dirs []string, names ...string) bool {
@@ -420,7 +438,8 @@ func classifyTest(p, base string, dirs []string) (Class, bool) {
 			return test("go", "Go test file")
 		}
 	case ".py", ".pyi":
-		if strings.HasPrefix(base, "test_") || strings.HasSuffix(stem, "_test") || base == "tests.py" || base == "test.py" {
+		if strings.HasPrefix(base, "test_") || strings.HasSuffix(stem, "_test") || strings.HasSuffix(stem, "_tests") ||
+			strings.HasPrefix(stem, "runtest") || strings.HasPrefix(stem, "run_test") || base == "tests.py" || base == "test.py" {
 			return test("python", "Python test module")
 		}
 	case ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".vue", ".svelte":

@@ -46,6 +46,7 @@ func TestClassify(t *testing.T) {
 		{"pkg/json.py", Inline}, // inside a package: imported as pkg.json
 		{"calendar.py", Inline}, // the project's own module at the baseline
 		{"requirements-dev.txt", Config},
+		{"run_tests.py", Test},
 		{"x.pth", Shadow},
 		// JavaScript / TypeScript
 		{"src/app.js", Source},
@@ -140,6 +141,18 @@ func TestClassify(t *testing.T) {
 		if got.Kind.Restored() == (tc.want == Source || tc.want == Inline || tc.want == Mixed) {
 			t.Errorf("Classify(%q).Restored() = %v", tc.path, got.Kind.Restored())
 		}
+	}
+}
+
+func TestClassifyProgramTheCriterionRuns(t *testing.T) {
+	t.Parallel()
+	ctx := NewContext(CriterionDeps{Command: "python3 main.py --self-test && sh ci/check.sh", Files: []string{"main.py", "ci/check.sh"}},
+		[]string{"main.py", "ci/check.sh"}, []string{"main.py", "ci/check.sh"})
+	if got := Classify("main.py", ctx); got.Kind != Inline {
+		t.Errorf("the product program the criterion runs: %s, want it kept as product", got.Kind)
+	}
+	if got := Classify("ci/check.sh", ctx); got.Kind != Criterion {
+		t.Errorf("the criterion's script: %s, want criterion", got.Kind)
 	}
 }
 

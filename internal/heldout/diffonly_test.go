@@ -160,3 +160,31 @@ func TestCorpusDiffOnly(t *testing.T) {
 		t.Logf("diff-only corpus: %-7s cheats whose files the held-out tree restores %d/%d; honest changes that need a held-out run %d/%d", l, s.caught, s.cheats, s.needless, s.honest)
 	}
 }
+
+func TestPlanVendoredDependencies(t *testing.T) {
+	t.Parallel()
+	obj := &memObjects{trees: map[string][]Entry{}, blobs: map[string][]byte{}}
+	obj.add("base", map[string][]byte{
+		"go.mod": []byte("module m\n"), "vendor/github.com/stretchr/testify/assert/assertions.go": []byte("package assert // real\n"),
+		"vendor/modules.txt": []byte("# github.com/stretchr/testify\n"),
+	})
+	obj.add("iter", map[string][]byte{
+		"go.mod": []byte("module m\nrequire example.com/dep v1.0.0\n"), "vendor/github.com/stretchr/testify/assert/assertions.go": []byte("package assert // no-op\n"),
+		"vendor/modules.txt": []byte("# github.com/stretchr/testify\n# example.com/dep\n"), "vendor/example.com/dep/dep.go": []byte("package dep\n"),
+	})
+	plan, err := MakePlan(context.Background(), obj, "base", "iter", CriterionDeps{Command: "go test ./..."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range plan.Changes {
+		got = append(got, c.Path+" "+c.Action)
+	}
+	want := []string{"vendor/github.com/stretchr/testify/assert/assertions.go restored"}
+	if !cmp.Equal(got, want) {
+		t.Errorf("changes %v, want %v (a vendored file edited is restored; a dependency vendored anew is kept)", got, want)
+	}
+	if _, ok := plan.files["vendor/example.com/dep/dep.go"]; !ok {
+		t.Error("the newly vendored dependency is missing from the held-out tree")
+	}
+}

@@ -245,6 +245,10 @@ func planTrees(ctx context.Context, obj Objects, be, ie []Entry, deps CriterionD
 		}
 		cl := Classify(p, cctx)
 		switch {
+		case cl.Kind == Dependency && !inBase:
+			// A dependency vendored anew comes with the product change
+			// that needs it; vendored files that were there are restored.
+			plan.files[p] = planned{entry: i}
 		case cl.Kind.Restored():
 			plan.restore(p, cl, b, inBase, inIter)
 		case b.Mode == "120000" || i.Mode == "120000" || b.Mode == "160000" || i.Mode == "160000":
