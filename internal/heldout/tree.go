@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -342,16 +343,9 @@ func (plan *Plan) restore(p string, cl Class, b Entry, inBase, inIter bool) {
 	}
 }
 
+// dedupe returns the distinct strings of s, sorted.
 func dedupe(s []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, x := range s {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
+	return slices.Compact(slices.Sorted(slices.Values(s)))
 }
 
 // BuildOptions says where and how to write a scratch tree.
