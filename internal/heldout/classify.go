@@ -265,14 +265,14 @@ func Classify(p string, c *Context) Class {
 	return Class{Kind: Source, Ecosystem: ecosystemOf(p), Reason: "product source"}
 }
 
-// isScriptLike reports shell scripts, task files and configuration, and
-// anything in a scripts/ci/bin/tools directory.
+// isScriptLike reports what the criterion owns among the files it names:
+// scripts, data and configuration, and anything in a scripts/ci/bin/tools
+// directory; a program file of the product elsewhere is not.
 func isScriptLike(p, base string, dirs []string) bool {
-	switch strings.ToLower(path.Ext(base)) {
-	case ".sh", ".bash", ".zsh", ".ps1", ".bat", ".cmd", ".mk", ".yml", ".yaml", ".toml", ".ini", ".cfg", ".json", ".xml", ".conf", "":
+	if hasAny(dirs, "scripts", "script", "ci", ".ci", "bin", "tools", "hack", "build-support") {
 		return true
 	}
-	return hasAny(dirs, "scripts", "script", "ci", ".ci", "bin", "tools", "hack", "build-support")
+	return !codeExt(base)
 }
 
 func hasAny(dirs []string, names ...string) bool {

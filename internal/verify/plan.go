@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -161,7 +162,7 @@ func (p *Plan) run(ctx context.Context, req Request, cmd, kind, why string) (loo
 	}
 	start := time.Now()
 	res, err := p.Runner.Check(ctx, loop.CheckRequest{
-		Command: cmd, Dir: path.Join(req.WorkTree, req.Workdir), Env: req.Env, Timeout: req.Timeout, Output: req.Output,
+		Command: cmd, Dir: filepath.Join(req.WorkTree, filepath.FromSlash(req.Workdir)), Env: req.Env, Timeout: req.Timeout, Output: req.Output,
 	})
 	if err != nil {
 		return res, heldout.Run{}, fmt.Errorf("running the %s check %q: %w", kind, cmd, err)
