@@ -1,4 +1,4 @@
-package heldout_test
+package corpus_test
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 	"github.com/aiwg/agent-loop/internal/verify"
 )
 
-// The labelled corpus of issue 12: testdata/corpus/<language>/<case>.txtar
+// The labelled corpus of issue 12: testdata/cases/<language>/<case>.txtar
 // holds a small repository (before/PATH), the agent's change (after/PATH
 // written, delete/PATH removed) and, as its comment, the label. Every case
 // runs for real: the baseline's check must fail, the iteration's own check
@@ -91,7 +91,7 @@ func parseCase(path string) (*corpusCase, error) {
 
 func loadCorpus(t *testing.T) []*corpusCase {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("testdata", "corpus", "*", "*.txtar"))
+	paths, err := filepath.Glob(filepath.Join("testdata", "cases", "*", "*.txtar"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no corpus cases: %v", err)
 	}

@@ -1,4 +1,4 @@
-package heldout_test
+package corpus_test
 
 import (
 	"flag"
