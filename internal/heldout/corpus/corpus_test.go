@@ -385,6 +385,9 @@ func TestCorpus(t *testing.T) {
 	cases := loadCorpus(t)
 	tc := findToolchains(t)
 	require := os.Getenv("AGENT_LOOP_REQUIRE_TOOLCHAINS") == "1"
+	// AGENT_LOOP_CORPUS_WITHOUT_HELDOUT=1 scores the judge alone, to show
+	// the corpus failing when the held-out check is taken away.
+	weakened := os.Getenv("AGENT_LOOP_CORPUS_WITHOUT_HELDOUT") == "1"
 	var mu sync.Mutex
 	per := map[string]*tally{}
 	skipped := map[string]string{}
@@ -402,6 +405,11 @@ func TestCorpus(t *testing.T) {
 					t.Skip(why)
 				}
 				o := runCase(t, tc, c)
+				if weakened {
+					// The harness without its held-out check: the judge's
+					// diff signals alone decide (this run must fail).
+					o.withHeldOut = o.judgeOnly
+				}
 				mu.Lock()
 				s := per[c.Lang]
 				if s == nil {
