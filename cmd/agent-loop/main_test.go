@@ -20,6 +20,7 @@ import (
 
 	"github.com/aiwg/agent-loop/internal/cli"
 	"github.com/aiwg/agent-loop/internal/fakemodel"
+	"github.com/aiwg/agent-loop/internal/sandbox"
 	"github.com/aiwg/agent-loop/internal/schemas"
 )
 
@@ -28,6 +29,10 @@ import (
 // and check the result with the real git CLI and the shared JSON Schemas.
 // Scripts: testdata/script/*.txtar at the module root.
 func TestMain(m *testing.M) {
+	// The sandbox re-executes this binary as its trampoline.
+	if code, ok := sandbox.Main(os.Args); ok {
+		os.Exit(code)
+	}
 	testscript.Main(m, map[string]func(){
 		"agent-loop": func() { os.Exit(cli.New("v0.0.0-test").Main(os.Args[1:])) },
 	})

@@ -18,6 +18,9 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/aiwg/agent-loop/internal/escape"
+	"github.com/aiwg/agent-loop/internal/safefs"
 )
 
 // SummaryLimit is the size the runner accepts for a step summary (1 MiB);
@@ -231,7 +234,7 @@ func (w *Writer) Redact(s string) string {
 // Group opens a collapsible group in the log; call the returned function to
 // close it (closing twice is harmless).
 func (w *Writer) Group(title string) func() {
-	w.issue("::group::" + escapeData(w.Redact(title)))
+	w.issue("::group::" + escapeData(escape.Terminal(w.Redact(title))))
 	var once sync.Once
 	return func() { once.Do(func() { w.issue("::endgroup::") }) }
 }
@@ -250,7 +253,10 @@ func (w *Writer) Annotate(level, file string, line int, title, msg string) {
 	}
 	// The runner trims the property list, so edge spaces of the last
 	// property would be lost anyway: trim them all alike.
-	file, title = strings.TrimSpace(file), strings.TrimSpace(title)
+	// File, title and message often hold agent-controlled text (a test
+	// name, a path): control sequences are shown, not sent.
+	file, title = escape.Terminal(file), escape.Terminal(title)
+	msg = escape.Block(msg)
 	var props []string
 	if file != "" {
 		props = append(props, "file="+escapeProperty(w.Redact(file)))
@@ -323,8 +329,10 @@ func (w *Writer) fileCommand(envVar, what, name, value string) error {
 	w.fmu.Lock()
 	defer w.fmu.Unlock()
 	// No O_CREATE: the runner creates the file; a missing one means the
-	// variable points somewhere wrong.
-	f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+	// variable points somewhere wrong. Never through a symlink, never a
+	// FIFO or device (the agent may have planted one where a runner
+	// without root keeps these files).
+	f, err := safefs.OpenAppend(file)
 	if err != nil {
 		return fmt.Errorf("setting %s %q: opening %s (%s): %w", what, name, file, envVar, err)
 	}
@@ -349,61 +357,23 @@ func (w *Writer) Summary(markdown string) error {
 	content := CapSummary(w.Redact(markdown), SummaryLimit)
 	w.fmu.Lock()
 	defer w.fmu.Unlock()
-	if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+	f, err := safefs.OpenRewrite(file)
+	if err == nil {
+		_, err = f.WriteString(content)
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
 		return fmt.Errorf("writing the step summary %s (GITHUB_STEP_SUMMARY): %w", file, err)
 	}
 	return nil
 }
 
-// CapSummary returns markdown cut to at most limit bytes (see Summary).
+// CapSummary returns markdown cut to at most limit bytes (see Summary),
+// with escape.Truncate: on a line, any open code fence and <details>
+// closed, and a note saying so.
 func CapSummary(markdown string, limit int) string {
-	if len(markdown) <= limit {
-		return markdown
-	}
-	const reserve = 256 // closers and the note, whose length depends on numbers
-	cut := limit - reserve
-	if cut < 0 {
-		cut = 0
-	}
-	for cut > 0 && !utf8.RuneStart(markdown[cut]) {
-		cut--
-	}
-	// Prefer ending on a whole line when one ends near the cut.
-	if nl := strings.LastIndexByte(markdown[:cut], '\n'); nl >= 0 && cut-nl < 4096 {
-		cut = nl + 1
-	}
-	body := markdown[:cut]
-	var b strings.Builder
-	b.WriteString(body)
-	if !strings.HasSuffix(body, "\n") {
-		b.WriteString("\n")
-	}
-	if fenceOpen(body) {
-		b.WriteString("```\n")
-	}
-	for range strings.Count(body, "<details") - strings.Count(body, "</details>") {
-		b.WriteString("</details>\n")
-	}
-	fmt.Fprintf(&b, "\n> **Truncated:** the step summary is limited to 1 MiB; the last %d bytes of the report were cut. The full report is in the loop's report.md.\n", len(markdown)-cut)
-	out := b.String()
-	if len(out) > limit { // only when limit is smaller than the note itself
-		out = out[:limit]
-		for len(out) > 0 && !utf8.ValidString(out) {
-			out = out[:len(out)-1]
-		}
-	}
-	return out
-}
-
-func fenceOpen(md string) bool {
-	open := false
-	for line := range strings.SplitSeq(md, "\n") {
-		t := strings.TrimLeft(line, " ")
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-			open = !open
-		}
-	}
-	return open
+	const note = "\n> **Truncated:** the step summary is limited to 1 MiB; the rest of the report was cut. The full report is in the loop's report.md.\n"
+	return escape.Truncate(markdown, limit, note)
 }
 
 // Untrusted returns a writer for text an agent or a completion command
@@ -489,6 +459,12 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 
 func (l *lineWriter) emit(s string) error {
 	s = l.w.Redact(s)
+	if l.wrap {
+		// Agent and check output for the log: colours stay, every other
+		// control sequence (screen clear, OSC title or hyperlink, CR
+		// overwrite, bidi override) is shown instead of sent.
+		s = escape.Log(s)
+	}
 	l.w.mu.Lock()
 	defer l.w.mu.Unlock()
 	_, err := io.WriteString(l.out, s)

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/aiwg/agent-loop/internal/escape"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
@@ -57,14 +59,14 @@ func TestAnnotate(t *testing.T) {
 			wantName: "warning", wantProps: map[string]string{"file": "pkg/a_test.go", "line": "12", "title": "test deleted"}, wantData: "TestParse was removed",
 		},
 		{
-			name: "escaping of data", level: "notice", msg: "100% done\r\nnext line %0A literal",
-			wantLine: "::notice::100%25 done%0D%0Anext line %250A literal",
-			wantName: "notice", wantProps: map[string]string{}, wantData: "100% done\r\nnext line %0A literal",
+			name: "escaping of data", level: "notice", msg: "100% done\r\nnext line %0A literal\rover \x1b]0;title\x07",
+			wantLine: "::notice::100%25 done%0Anext line %250A literal^Mover ^[]0;title^G",
+			wantName: "notice", wantProps: map[string]string{}, wantData: "100% done\nnext line %0A literal^Mover ^[]0;title^G",
 		},
 		{
 			name: "escaping of properties", level: "error", file: "dir,with:colon/x.go", line: 3, title: "a: b, c%\nd", msg: "m::n",
-			wantLine: "::error file=dir%2Cwith%3Acolon/x.go,line=3,title=a%3A b%2C c%25%0Ad::m::n",
-			wantName: "error", wantProps: map[string]string{"file": "dir,with:colon/x.go", "line": "3", "title": "a: b, c%\nd"}, wantData: "m::n",
+			wantLine: "::error file=dir%2Cwith%3Acolon/x.go,line=3,title=a%3A b%2C c%25 d::m::n",
+			wantName: "error", wantProps: map[string]string{"file": "dir,with:colon/x.go", "line": "3", "title": "a: b, c% d"}, wantData: "m::n",
 		},
 		{
 			name: "injection attempt in the message", level: "error", msg: "x\n::set-output name=status::completed",
@@ -111,7 +113,7 @@ func TestGroup(t *testing.T) {
 	m := runRunner(out.String())
 	want := []runnerCommand{
 		{Name: "add-mask", Props: map[string]string{}, Data: "s3cr3t-value"},
-		{Name: "group", Props: map[string]string{}, Data: "iteration 1: ***\n::set-output name=x::y"},
+		{Name: "group", Props: map[string]string{}, Data: "iteration 1: *** ::set-output name=x::y"},
 		{Name: "endgroup", Props: map[string]string{}},
 	}
 	if diff := cmp.Diff(want, m.executed); diff != "" {
@@ -675,11 +677,13 @@ func FuzzAnnotateRoundTrip(f *testing.F) {
 			t.Fatalf("annotation gave %d commands on %d lines: %q", len(m.executed), len(m.lines), out.String())
 		}
 		got := m.executed[0]
-		want := runnerCommand{Name: "error", Props: map[string]string{"line": "7"}, Data: msg}
-		if f := strings.TrimSpace(file); f != "" {
+		// What an annotation shows is the escaped text (escape.Block for
+		// the message, escape.Terminal for the file and title).
+		want := runnerCommand{Name: "error", Props: map[string]string{"line": "7"}, Data: escape.Block(msg)}
+		if f := escape.Terminal(file); f != "" {
 			want.Props["file"] = f
 		}
-		if tt := strings.TrimSpace(title); tt != "" {
+		if tt := escape.Terminal(title); tt != "" {
 			want.Props["title"] = tt
 		}
 		if diff := cmp.Diff(want, got); diff != "" {

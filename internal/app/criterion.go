@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/aiwg/agent-loop/internal/criteria"
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 	"github.com/aiwg/agent-loop/internal/spec"
 )
 
@@ -98,11 +99,10 @@ func evidence(p criteria.Proposal) []string {
 }
 
 // criterionDepends is what the criterion depends on: the files, targets
-// and runner its command reaches. The shell-command model (one package
-// shared with the judge) answers it; until it is wired here the Spec
-// carries what the start already knew (nothing), and the judge still
-// derives the files from the command itself.
+// and runner its command reaches in the repository at root, as the one
+// shell-command model (internal/shellcmd, shared with the judge and
+// inference) follows them. It is resolved once, saved in the Spec, and the
+// judge and the prompt read it from there.
 func criterionDepends(root string, c spec.Criterion) spec.Depends {
-	_ = root
-	return c.Depends
+	return spec.Depends(shellcmd.DependsAt(root, c.Command, c.Workdir))
 }

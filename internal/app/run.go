@@ -20,6 +20,7 @@ import (
 	"github.com/aiwg/agent-loop/internal/provider"
 	"github.com/aiwg/agent-loop/internal/redact"
 	"github.com/aiwg/agent-loop/internal/report"
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/state"
 	"github.com/aiwg/agent-loop/internal/verify"
@@ -303,7 +304,7 @@ func execute(ctx context.Context, p engineParts) (*RunResult, error) {
 	}
 	eng := &loop.Engine{
 		Agent: &guardedAgent{Agent: p.agent, g: guard}, Verifier: &guardedVerifier{Verifier: &verify.Shell{ScanReports: true}, g: guard}, Repo: p.repo,
-		Judge: judge.New(judge.Options{CriterionFiles: sp.Criterion.Depends.AllFiles()}),
+		Judge: judge.New(judge.Options{Depends: shellcmd.Depends(sp.Criterion.Depends)}),
 		Dir:   p.dir, Registry: p.store, Observer: p.hooks.Observer,
 		Env: p.env, Out: progress, AgentOut: agentOut, Tuning: p.hooks.Tuning,
 		Redact: func(w io.Writer) io.WriteCloser { return p.secrets.Writer(w) },

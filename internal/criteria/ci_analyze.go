@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/aiwg/agent-loop/internal/lazyre"
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 )
 
 // jobCmd is one command of a CI job, classified.
@@ -198,21 +199,21 @@ func analyzeJob(j *ciJob, m *manifests) *jobAnalysis {
 			}
 		}
 		for _, sc := range cmds {
-			dir := join(wd, sc.dir)
-			jc := jobCmd{step: s, text: replaceWorkspaceVar(sc.text, dir), args: sc.args, dir: dir, dirUnknown: sc.dirUnknown, orFallback: sc.orFallback || s.softFail,
-				compound: sc.compound, unresolved: s.unresolved, pipedTo: sc.pipedTo, env: cmdEnv}
-			if sc.compound {
-				for _, in := range sc.inner {
-					info := cl.classify(in.args, join(wd, in.dir))
+			dir := join(wd, sc.Dir)
+			jc := jobCmd{step: s, text: replaceWorkspaceVar(sc.Text, dir), args: sc.Args, dir: dir, dirUnknown: sc.DirUnknown, orFallback: sc.OrFallback || s.softFail,
+				compound: sc.Compound, unresolved: s.unresolved, pipedTo: sc.PipedTo, env: cmdEnv}
+			if sc.Compound {
+				for _, in := range sc.Inner {
+					info := cl.classify(in.Args, join(wd, in.Dir))
 					jc.info.kind |= info.kind
 					if jc.info.sig == "" {
 						jc.info.sig = info.sig
 					}
 				}
 			} else {
-				jc.info = cl.classify(sc.args, dir)
+				jc.info = cl.classify(sc.Args, dir)
 			}
-			if sc.bg {
+			if sc.Background {
 				jc.info.kind = kService
 			}
 			if s.setupOnly && jc.info.kind&gateKinds != 0 {
@@ -253,10 +254,10 @@ func ciCandidates(jobs []*ciJob, m *manifests) (cands []candidate, notes []Findi
 		a := analyzeJob(j, m)
 		deploy, gated := false, false
 		for _, c := range a.cmds {
-			if c.info.kind.has(kDeploy) && !c.orFallback && !gated {
+			if c.info.kind.Has(kDeploy) && !c.orFallback && !gated {
 				deploy = true
 			}
-			if c.info.kind&gateKinds != 0 && !c.info.kind.has(kDeploy) {
+			if c.info.kind&gateKinds != 0 && !c.info.kind.Has(kDeploy) {
 				gated = true
 			}
 		}
@@ -282,13 +283,13 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 	var gates []int
 	for i, c := range a.cmds {
 		k := c.info.kind
-		if !k.has(cat) || c.orFallback || k.has(kBench) || k.has(kDeploy) {
+		if !k.Has(cat) || c.orFallback || k.Has(kBench) || k.Has(kDeploy) {
 			continue
 		}
-		if cat == kBuild && k.has(kTest) {
+		if cat == kBuild && k.Has(kTest) {
 			continue // a test command is no build gate
 		}
-		if cat == kCoverage && !k.has(kCoverage) {
+		if cat == kCoverage && !k.Has(kCoverage) {
 			continue
 		}
 		gates = append(gates, i)
@@ -300,7 +301,7 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 	if cat == kTest {
 		var plain []int
 		for _, g := range gates {
-			if !a.cmds[g].info.kind.has(kE2E) {
+			if !a.cmds[g].info.kind.Has(kE2E) {
 				plain = append(plain, g)
 			}
 		}
@@ -325,15 +326,15 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 		n := narrowness(a.cmds[g])
 		// A build that also tests (mvn package, gradle build) is a worse
 		// test gate than a plain test command of the same job.
-		if cat == kTest && len(pure) > 0 && a.cmds[g].info.kind.has(kBuild) {
+		if cat == kTest && len(pure) > 0 && a.cmds[g].info.kind.Has(kBuild) {
 			n++
 		}
 		// A linter is a better lint gate than a format check, and a known
 		// linter better than a script whose body is not one known tool.
-		if cat.has(kLint) && !a.cmds[g].info.kind.has(kLint) {
+		if cat.Has(kLint) && !a.cmds[g].info.kind.Has(kLint) {
 			n++
 		}
-		if cat.has(kLint) && a.cmds[g].info.script != "" && a.cmds[g].info.inner == "" {
+		if cat.Has(kLint) && a.cmds[g].info.script != "" && a.cmds[g].info.inner == "" {
 			n++
 		}
 		return n
@@ -374,7 +375,7 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 		if len(g.unresolved) > 0 && placeholderRe.MatchString(text) {
 			c.unusable = "it uses " + strings.Join(g.unresolved, ", ") + ", which only CI can resolve"
 		}
-		if k.has(kWatch) {
+		if k.Has(kWatch) {
 			if g.info.fix != "" {
 				c.problems = append(c.problems, g.info.note)
 				text = strings.Replace(text, strings.Join(g.args, " "), g.info.fix, 1)
@@ -392,7 +393,7 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 			text = localInDir(text, workdir, g.dir, g.info)
 		}
 		texts = append(texts, restore(text, g.unresolved))
-		if g.info.note != "" && !k.has(kWatch) {
+		if g.info.note != "" && !k.Has(kWatch) {
 			ev = append(ev, finding(LayerCIConfig, src, g.info.note))
 		}
 	}
@@ -427,9 +428,9 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 		cmd := a.cmds[i]
 		k := cmd.info.kind
 		switch {
-		case rebuilds && (k.has(kBuild) || isConfigure(cmd)):
+		case rebuilds && (k.Has(kBuild) || isConfigure(cmd)):
 			chain = append(chain, cmd)
-		case k.has(kInstall) && !k.has(kToolchain) && k&gateKinds == 0:
+		case k.Has(kInstall) && !k.Has(kToolchain) && k&gateKinds == 0:
 			setups = append(setups, cmd)
 		}
 	}
@@ -450,10 +451,10 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 		if i == best {
 			continue
 		}
-		if cmd.info.kind.has(kCIOnly) && !cmd.info.kind.has(kInstall) && len(dropped) < 8 {
+		if cmd.info.kind.Has(kCIOnly) && !cmd.info.kind.Has(kInstall) && len(dropped) < 8 {
 			dropped = append(dropped, "`"+firstWords(cmd.text, 4)+"`")
 		}
-		if cmd.info.kind.has(kToolchain) && len(dropped) < 8 {
+		if cmd.info.kind.Has(kToolchain) && len(dropped) < 8 {
 			dropped = append(dropped, "`"+firstWords(cmd.text, 4)+"` (toolchain)")
 		}
 	}
@@ -467,12 +468,12 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 		c.problems = append(c.problems, "the job starts services ("+strings.Join(dedupe(a.services), ", ")+"): the suite needs them and the loop's machine may not have them")
 	}
 	for _, cmd := range a.cmds {
-		if cmd.info.kind.has(kService) && !cmd.info.kind.has(gateKinds) {
+		if cmd.info.kind.Has(kService) && !cmd.info.kind.Has(gateKinds) {
 			c.problems = append(c.problems, "the job starts a service before testing (`"+firstWords(cmd.text, 5)+"`)")
 			break
 		}
 	}
-	if c.kind.has(kE2E) {
+	if c.kind.Has(kE2E) {
 		c.problems = append(c.problems, "an end-to-end suite: it needs a browser or a running application")
 	}
 	if first.info.sig == "docker compose run" {
@@ -491,7 +492,7 @@ var narrowFlags = []string{"--projects", "-pl", "--bin", "--lib", "--test", "--m
 // narrowness scores how much of the suite a command leaves out.
 func narrowness(c jobCmd) int {
 	n := 0
-	args := stripWrappers(c.args)
+	args := shellcmd.StripWrappers(c.args).Args
 	for i, a := range args {
 		for _, f := range narrowFlags {
 			if a == f || strings.HasPrefix(a, f+"=") {
@@ -508,7 +509,7 @@ func narrowness(c jobCmd) int {
 	if s := c.info.script; s != "" && s != "test" && strings.HasPrefix(s, "test") {
 		n++ // test:cf, test-unit: a part of the suite named after it
 	}
-	if c.info.kind.has(kE2E) {
+	if c.info.kind.Has(kE2E) {
 		n += 4
 	}
 	if strings.Contains(c.text, "/") && len(args) > 0 && strings.Contains(args[0], "/") && c.info.kind&gateKinds == 0 {
@@ -519,13 +520,13 @@ func narrowness(c jobCmd) int {
 
 func kindWord(k kind) string {
 	switch {
-	case k.has(kTest):
+	case k.Has(kTest):
 		return "test"
-	case k.has(kLint):
+	case k.Has(kLint):
 		return "lint"
-	case k.has(kType):
+	case k.Has(kType):
 		return "type-check"
-	case k.has(kBuild):
+	case k.Has(kBuild):
 		return "build"
 	}
 	return "coverage"
@@ -534,11 +535,11 @@ func kindWord(k kind) string {
 // localEquivalent rewrites a CI command into what runs the same check
 // locally: gotestsum into go test, dotnet test --no-build into dotnet test.
 func localEquivalent(g jobCmd, ev *[]Finding, src string) string {
-	args := stripWrappers(g.args)
+	args := shellcmd.StripWrappers(g.args).Args
 	if len(args) == 0 {
 		return g.text
 	}
-	switch toolName(args[0]) {
+	switch shellcmd.ToolName(args[0]) {
 	case "gotestsum":
 		rest := args[1:]
 		for i, a := range rest {
@@ -555,7 +556,7 @@ func localEquivalent(g jobCmd, ev *[]Finding, src string) string {
 		*ev = append(*ev, finding(LayerCIConfig, src, "gotestsum only formats `go test`: its local equivalent is `go test ./...`"))
 		return "go test ./..."
 	case "dotnet":
-		if hasFlag(args, "--no-build") {
+		if shellcmd.HasFlag(args, "--no-build") {
 			out := strings.Replace(g.text, " --no-build", "", 1)
 			*ev = append(*ev, finding(LayerCIConfig, src, "CI builds in an earlier step and tests with --no-build; the check drops --no-build so that every check tests the current code"))
 			return out
@@ -576,7 +577,7 @@ func dropCIAssignments(text string, ev *[]Finding, src string) string {
 	fields := strings.Fields(text)
 	i := 0
 	var dropped []string
-	for i < len(fields) && isAssignment(fields[i]) && !strings.ContainsAny(fields[i], `"'`) {
+	for i < len(fields) && shellcmd.IsAssignment(fields[i]) && !strings.ContainsAny(fields[i], `"'`) {
 		if !ciAssignRe.MatchString(fields[i]) {
 			return text
 		}
@@ -593,7 +594,7 @@ func dropCIAssignments(text string, ev *[]Finding, src string) string {
 func quoteAll(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		out[i] = shellQuote(a)
+		out[i] = shellcmd.Quote(a)
 	}
 	return out
 }
@@ -603,9 +604,9 @@ func quoteAll(args []string) []string {
 func localInDir(text, workdir, dir string, info cmdInfo) string {
 	rel := relPath(workdir, dir)
 	if strings.HasPrefix(info.sig, "ctest") && strings.HasPrefix(strings.TrimSpace(text), "ctest") {
-		return "ctest --test-dir " + shellQuote(rel) + strings.TrimPrefix(strings.TrimSpace(text), "ctest")
+		return "ctest --test-dir " + shellcmd.Quote(rel) + strings.TrimPrefix(strings.TrimSpace(text), "ctest")
 	}
-	return "cd " + shellQuote(rel) + " && " + text
+	return "cd " + shellcmd.Quote(rel) + " && " + text
 }
 
 // renderSetup joins setup commands, with the cds between their directories,
@@ -628,7 +629,7 @@ func renderSetup(cmds []jobCmd, implied []string, workdir string) string {
 			text = strings.Replace(text, "mkdir", "mkdir -p", 1)
 		}
 		if c.dir != cur {
-			parts = append(parts, "cd "+shellQuote(relPath(cur, c.dir)))
+			parts = append(parts, "cd "+shellcmd.Quote(relPath(cur, c.dir)))
 			cur = c.dir
 		}
 		parts = append(parts, text)
@@ -657,7 +658,7 @@ func renderChain(chain []jobCmd, gate jobCmd, workdir string) string {
 			text = strings.Replace(text, "mkdir", "mkdir -p", 1)
 		}
 		if c.dir != cur {
-			parts = append(parts, "cd "+shellQuote(relPath(cur, c.dir)))
+			parts = append(parts, "cd "+shellcmd.Quote(relPath(cur, c.dir)))
 			cur = c.dir
 		}
 		parts = append(parts, text)
@@ -667,7 +668,7 @@ func renderChain(chain []jobCmd, gate jobCmd, workdir string) string {
 		if cur == workdir {
 			text = localInDir(text, workdir, gate.dir, gate.info)
 		} else {
-			parts = append(parts, "cd "+shellQuote(relPath(cur, gate.dir)))
+			parts = append(parts, "cd "+shellcmd.Quote(relPath(cur, gate.dir)))
 		}
 	}
 	return strings.Join(append(parts, text), " && ")

@@ -169,11 +169,11 @@ func contextInstall(cl classifier, cmds []mdCommand) (string, string) {
 			continue
 		}
 		for _, sc := range scs {
-			if sc.dirUnknown || len(sc.args) == 0 {
+			if sc.DirUnknown || len(sc.Args) == 0 {
 				continue
 			}
-			if info := cl.classify(sc.args, sc.dir); info.kind.has(kInstall) && !info.kind.has(kToolchain) && info.kind&gateKinds == 0 {
-				return sc.text, sc.dir
+			if info := cl.classify(sc.Args, sc.Dir); info.kind.Has(kInstall) && !info.kind.Has(kToolchain) && info.kind&gateKinds == 0 {
+				return sc.Text, sc.Dir
 			}
 		}
 	}
@@ -192,17 +192,17 @@ func commandCandidates(cl classifier, mc mdCommand, file string, r *repo) []cand
 	}
 	var out []candidate
 	for _, sc := range cmds {
-		if sc.compound || sc.orFallback || len(sc.args) == 0 || sc.dirUnknown {
+		if sc.Compound || sc.OrFallback || len(sc.Args) == 0 || sc.DirUnknown {
 			continue
 		}
-		info := cl.classify(sc.args, sc.dir)
-		if info.kind&gateKinds == 0 || info.kind.has(kDeploy) || info.kind.has(kBench) {
+		info := cl.classify(sc.Args, sc.Dir)
+		if info.kind&gateKinds == 0 || info.kind.Has(kDeploy) || info.kind.Has(kBench) {
 			continue
 		}
 		if mc.inline && info.sig == "" {
 			continue
 		}
-		workdir := sc.dir
+		workdir := sc.Dir
 		if !r.isDir(workdir) {
 			continue
 		}
@@ -210,12 +210,12 @@ func commandCandidates(cl classifier, mc mdCommand, file string, r *repo) []cand
 		if mc.section != "" {
 			src += fmt.Sprintf(" (section %q)", mc.section)
 		}
-		c := candidate{command: sc.text, workdir: workdir, kind: info.kind &^ kWatch, sig: info.sig, source: src, runner: info.runner, script: info.script, inner: info.inner, strong: true,
-			evidence: []Finding{finding(LayerContextFile, src, "says to run `"+sc.text+"`")}}
+		c := candidate{command: sc.Text, workdir: workdir, kind: info.kind &^ kWatch, sig: info.sig, source: src, runner: info.runner, script: info.script, inner: info.inner, strong: true,
+			evidence: []Finding{finding(LayerContextFile, src, "says to run `"+sc.Text+"`")}}
 		if mc.inline {
 			c.rank = 1
 		}
-		if info.kind.has(kWatch) {
+		if info.kind.Has(kWatch) {
 			if info.fix != "" {
 				c.command = info.fix
 				c.problems = append(c.problems, info.note)
@@ -223,11 +223,11 @@ func commandCandidates(cl classifier, mc mdCommand, file string, r *repo) []cand
 				c.unusable = "it starts a watcher that never exits"
 			}
 		}
-		if info.note != "" && !info.kind.has(kWatch) {
+		if info.note != "" && !info.kind.Has(kWatch) {
 			c.evidence = append(c.evidence, finding(LayerContextFile, src, info.note))
 		}
 		if info.sig == "bun test" && cl.lookup != nil {
-			if body, ok := cl.lookup.script("npm", workdir, "test"); ok && !strings.Contains(body, "bun test") {
+			if body, ok := cl.script("npm", workdir, "test"); ok && !strings.Contains(body, "bun test") {
 				c.problems = append(c.problems, "`bun test` runs Bun's built-in runner, but the test script runs `"+body+"` (`bun run test`)")
 			}
 		}

@@ -15,9 +15,14 @@
 //     pyproject.toml, pom.xml, Makefile, ...) give the local commands
 //     (manifest_*.go);
 //  4. CI configuration (GitHub Actions and GitLab CI) gives the team's own
-//     definition of "passes" (ci.go, shell.go);
+//     definition of "passes" (ci.go, ci_analyze.go);
 //  5. .aiwg/ artifacts (a test strategy, an earlier inferred-completion.yaml)
 //     give project-specific gates (aiwg.go).
+//
+// What one command is (test, lint, setup, ...), what wrappers it has and
+// what the named scripts of the task runners run is internal/shellcmd's
+// model, which the judge shares (classify.go adapts it; the runners'
+// scripts are read through shellcmd.Tree).
 //
 // synth.go weighs the layers: CI usually wins, a manifest or context file
 // confirms it or supplies the local equivalent, and the rationale names every

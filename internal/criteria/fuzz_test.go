@@ -102,27 +102,7 @@ func FuzzMakefile(f *testing.F) {
 	addFixtureSeeds(f, "*/justfile")
 	f.Add([]byte("A := $(B)\nB := $(A)\ntest: a b ; $(A) test\n\t@echo $(A)\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_ = parseMakefile("Makefile", data)
-		_ = parseJustfile("justfile", data)
-		_ = parseRakefile("Rakefile", data)
-		_, _ = parseTaskfile("Taskfile.yml", data)
 		fuzzRepo(t, "Makefile", data)
-	})
-}
-
-func FuzzShell(f *testing.F) {
-	f.Add("cd a && (pushd b; go test ./... | tee x) || true\nfor i in 1 2; do make $i; done")
-	f.Add("${PREFIX}coverage run -m pytest \"$@\"")
-	f.Add("echo $(( 1 + ")
-	f.Fuzz(func(t *testing.T, script string) {
-		cmds, err := splitScript(script)
-		if err != nil {
-			return
-		}
-		cl := classifier{}
-		for _, c := range cmds {
-			_ = cl.classify(c.args, c.dir)
-		}
 	})
 }
 

@@ -1,53 +1,30 @@
 package criteria
 
-import "strings"
+import "github.com/aiwg/agent-loop/internal/shellcmd"
 
-// kind is what a command checks or does, as a set of bits: `pnpm turbo run
-// lint test` is both lint and test.
-type kind uint32
+// kind is what a command checks or does (shellcmd's model): `pnpm turbo
+// run lint test` is both lint and test.
+type kind = shellcmd.Kind
 
 const (
-	kTest      kind = 1 << iota // runs tests
-	kLint                       // lints (static checks of style and bugs)
-	kFormat                     // checks formatting (counts as lint)
-	kType                       // type-checks
-	kBuild                      // compiles or bundles
-	kCoverage                   // measures coverage
-	kInstall                    // installs the project's dependencies or configures the build: setup
-	kToolchain                  // installs a toolchain, system package or global tool: the loop's machine has it
-	kCIOnly                     // CI plumbing: uploads, caches, annotations, echo
-	kDeploy                     // publishes or deploys
-	kService                    // starts or waits for a service (database, container)
-	kWatch                      // starts a watcher that never exits
-	kE2E                        // end-to-end / browser suite
-	kBench                      // benchmarks
+	kTest      = shellcmd.Test
+	kLint      = shellcmd.Lint
+	kFormat    = shellcmd.Format
+	kType      = shellcmd.Type
+	kBuild     = shellcmd.Build
+	kCoverage  = shellcmd.Coverage
+	kInstall   = shellcmd.Install
+	kToolchain = shellcmd.Toolchain
+	kCIOnly    = shellcmd.CIOnly
+	kDeploy    = shellcmd.Deploy
+	kService   = shellcmd.Service
+	kWatch     = shellcmd.Watch
+	kE2E       = shellcmd.E2E
+	kBench     = shellcmd.Bench
 )
 
 // gateKinds are the kinds a completion command can be.
-const gateKinds = kTest | kLint | kFormat | kType | kBuild | kCoverage
-
-func (k kind) has(o kind) bool { return k&o != 0 }
-
-func (k kind) String() string {
-	names := []struct {
-		k kind
-		n string
-	}{
-		{kTest, "test"}, {kLint, "lint"}, {kFormat, "format"}, {kType, "typecheck"}, {kBuild, "build"},
-		{kCoverage, "coverage"}, {kInstall, "install"}, {kToolchain, "toolchain"}, {kCIOnly, "ci-only"},
-		{kDeploy, "deploy"}, {kService, "service"}, {kWatch, "watch"}, {kE2E, "e2e"}, {kBench, "bench"},
-	}
-	var parts []string
-	for _, n := range names {
-		if k.has(n.k) {
-			parts = append(parts, n.n)
-		}
-	}
-	if len(parts) == 0 {
-		return "other"
-	}
-	return strings.Join(parts, "+")
-}
+const gateKinds = shellcmd.GateKinds
 
 // wantKind is the kind of gate a criterion class needs.
 func wantKind(class string) kind {

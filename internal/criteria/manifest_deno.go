@@ -20,25 +20,12 @@ func (m *manifests) readDeno(d *dirManifests) {
 		m.r.unreadable(LayerManifest, file, err)
 		return
 	}
-	var tasks map[string]json.RawMessage
-	_ = json.Unmarshal(raw["tasks"], &tasks)
-	d.deno = map[string]string{}
-	for name, v := range tasks {
-		var s string
-		if json.Unmarshal(v, &s) != nil {
-			var obj struct {
-				Command string `json:"command"`
-			}
-			_ = json.Unmarshal(v, &obj)
-			s = obj.Command
-		}
-		d.deno[name] = s
-	}
+	d.deno = m.tree.Dir(d.dir).Deno
 	d.fact(file, "Deno project")
 	cl := m.classifier()
 	for _, name := range sortedKeys(d.deno) {
 		info := cl.classify([]string{"deno", "task", name}, d.dir)
-		if info.kind&gateKinds == 0 || info.kind.has(kWatch) {
+		if info.kind&gateKinds == 0 || info.kind.Has(kWatch) {
 			continue
 		}
 		d.add(candidate{command: "deno task " + name, kind: info.kind, sig: info.sig, source: file + " tasks." + name, rank: scriptRank(name), strong: true, runner: "deno", script: name,

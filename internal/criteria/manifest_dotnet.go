@@ -1,6 +1,10 @@
 package criteria
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/aiwg/agent-loop/internal/shellcmd"
+)
 
 func (m *manifests) readDotnet(d *dirManifests) {
 	var slns, projs []string
@@ -22,10 +26,10 @@ func (m *manifests) readDotnet(d *dirManifests) {
 	case len(slns) == 1 && len(projs) == 0 || len(slns) == 0 && len(projs) == 1:
 		// dotnet finds the one solution or project by itself.
 	case len(slns) > 0:
-		target = " " + shellQuote(slns[0])
+		target = " " + shellcmd.Quote(slns[0])
 		d.fact(join(d.dir, slns[0]), "several solutions or projects here: the first solution is named explicitly")
 	default:
-		target = " " + shellQuote(projs[0])
+		target = " " + shellcmd.Quote(projs[0])
 	}
 	d.setup = "dotnet restore" + target
 	d.fact(source, ".NET build: restore with `dotnet restore`")

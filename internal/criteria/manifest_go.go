@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/aiwg/agent-loop/internal/lazyre"
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 )
 
 var (
@@ -157,7 +158,7 @@ func (m *manifests) readGo(d *dirManifests) {
 				d.trap(modFile, "the root module has no _test.go file: `go test ./...` there passes without testing anything; the tests are in nested modules ("+strings.Join(nestedWithTests, ", ")+")")
 				var parts []string
 				for _, n := range nestedWithTests {
-					parts = append(parts, "(cd "+shellQuote(relPath(d.dir, n))+" && go test ./...)")
+					parts = append(parts, "(cd "+shellcmd.Quote(relPath(d.dir, n))+" && go test ./...)")
 				}
 				cmd := strings.Join(parts, " && ")
 				if len(nestedWithTests) == 1 {

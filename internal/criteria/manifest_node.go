@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 )
 
 // packageJSON is the part of package.json inference reads.
@@ -163,7 +165,7 @@ func relPath(a, b string) string {
 // inDir prefixes a command with a cd when it must run elsewhere.
 func inDir(from, to, cmd string) string {
 	if rel := relPath(from, to); rel != "." {
-		return "cd " + shellQuote(rel) + " && " + cmd
+		return "cd " + shellcmd.Quote(rel) + " && " + cmd
 	}
 	return cmd
 }
@@ -246,30 +248,30 @@ func (m *manifests) readNode(d *dirManifests) {
 		if strings.HasPrefix(name, "pre") && pkg.Scripts[strings.TrimPrefix(name, "pre")] != "" || strings.HasPrefix(name, "post") && pkg.Scripts[strings.TrimPrefix(name, "post")] != "" {
 			continue // lifecycle hooks run with their script
 		}
-		if classifyName(name).has(kWatch) {
+		if shellcmd.ClassifyName(name).Has(kWatch) {
 			continue // test:watch, dev: watchers by name
 		}
 		var cmd string
 		if pm == "bun" {
 			cmd = "bun run " + name
 		} else {
-			cmd = pm + " " + runWord(pm, name)
+			cmd = pm + " " + shellcmd.RunWord(pm, name)
 		}
 		args := strings.Fields(cmd)
 		info := cl.classify(args, d.dir)
 		if info.kind&gateKinds == 0 {
-			if info.note != "" && classifyName(name).has(kTest) {
+			if info.note != "" && shellcmd.ClassifyName(name).Has(kTest) {
 				d.trap(pkg.file+" scripts."+name, info.note)
 			}
 			continue
 		}
-		if info.kind.has(kDeploy) {
+		if info.kind.Has(kDeploy) {
 			continue
 		}
 		c := candidate{command: cmd, kind: info.kind &^ kWatch, sig: info.sig, source: pkg.file + " scripts." + name, setup: setup,
 			rank: scriptRank(name), runner: "npm", script: name, inner: info.inner, strong: true,
 			evidence: []Finding{finding(LayerManifest, pkg.file+" scripts."+name, fmt.Sprintf("script %q runs `%s`", name, body))}}
-		if info.kind.has(kWatch) {
+		if info.kind.Has(kWatch) {
 			if info.fix != "" {
 				c.command = info.fix
 				c.problems = append(c.problems, fmt.Sprintf("the %s script starts a watcher that never exits (%s); the command runs it once", name, info.note))
@@ -277,17 +279,17 @@ func (m *manifests) readNode(d *dirManifests) {
 				c.unusable = fmt.Sprintf("the %s script starts a watcher that never exits (`%s`)", name, body)
 			}
 		}
-		if info.kind.has(kE2E) {
+		if info.kind.Has(kE2E) {
 			c.problems = append(c.problems, "an end-to-end suite: it needs a browser or a running app")
 		}
-		if info.note != "" && !info.kind.has(kWatch) && !strings.Contains(info.note, "terminal") {
+		if info.note != "" && !info.kind.Has(kWatch) && !strings.Contains(info.note, "terminal") {
 			c.problems = append(c.problems, info.note)
 		}
 		d.add(c)
 	}
 	hasTest := false
 	for _, c := range d.candidates {
-		if c.runner == "npm" && c.kind.has(kTest) && c.unusable == "" {
+		if c.runner == "npm" && c.kind.Has(kTest) && c.unusable == "" {
 			hasTest = true
 		}
 	}
@@ -458,7 +460,7 @@ func (m *manifests) firstExisting(dir string, names []string) string {
 func (m *manifests) nodeFallbacks(d *dirManifests, pkg *packageJSON, pm, setup string) {
 	has := func(k kind) bool {
 		for _, c := range d.candidates {
-			if c.kind.has(k) && c.unusable == "" {
+			if c.kind.Has(k) && c.unusable == "" {
 				return true
 			}
 		}

@@ -20,34 +20,7 @@ func (m *manifests) readPHP(d *dirManifests) {
 	}
 	d.setup = "composer install"
 	d.fact(file, "PHP project with Composer: install with `composer install`")
-	var scripts map[string]json.RawMessage
-	_ = json.Unmarshal(raw["scripts"], &scripts)
-	d.composer = map[string]string{}
-	for name, v := range scripts {
-		var lines []string
-		var s string
-		if json.Unmarshal(v, &s) == nil {
-			lines = []string{s}
-		} else {
-			_ = json.Unmarshal(v, &lines)
-		}
-		for i, l := range lines {
-			switch {
-			case strings.HasPrefix(l, "@php "):
-				lines[i] = "php " + strings.TrimPrefix(l, "@php ")
-			case strings.HasPrefix(l, "@composer "):
-				lines[i] = "composer " + strings.TrimPrefix(l, "@composer ")
-			case strings.HasPrefix(l, "@putenv "):
-				lines[i] = "export " + strings.TrimPrefix(l, "@putenv ")
-			case strings.HasPrefix(l, "@"):
-				lines[i] = "composer " + strings.TrimPrefix(l, "@")
-			}
-			if strings.Contains(l, `\`) && strings.Contains(l, "::") {
-				lines[i] = "" // a PHP callback: nothing to run from the shell
-			}
-		}
-		d.composer[name] = strings.Join(lines, "\n")
-	}
+	d.composer = m.tree.Dir(d.dir).Composer
 	var requireDev map[string]json.RawMessage
 	_ = json.Unmarshal(raw["require-dev"], &requireDev)
 	var require map[string]json.RawMessage
@@ -58,7 +31,7 @@ func (m *manifests) readPHP(d *dirManifests) {
 			continue
 		}
 		info := cl.classify([]string{"composer", name}, d.dir)
-		if info.kind&gateKinds == 0 || info.kind.has(kWatch) {
+		if info.kind&gateKinds == 0 || info.kind.Has(kWatch) {
 			continue
 		}
 		d.add(candidate{command: "composer " + name, kind: info.kind, sig: "composer " + name, source: file + " scripts." + name, setup: d.setup, rank: scriptRank(name), strong: true, runner: "composer", script: name,

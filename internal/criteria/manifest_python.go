@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/aiwg/agent-loop/internal/lazyre"
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 )
 
 // pyProject is what pyproject.toml, setup.cfg, tox.ini and noxfile.py say.
@@ -158,32 +159,13 @@ func (m *manifests) readPython(d *dirManifests) {
 }
 
 func (m *manifests) readHatch(d *dirManifests, py *pyProject) {
-	envs, ok := tomlTable(py.doc, "tool", "hatch", "envs")
+	_, ok := tomlTable(py.doc, "tool", "hatch", "envs")
 	_, hasHatchTest := tomlTable(py.doc, "tool", "hatch", "envs", "hatch-test")
 	src := join(d.dir, "pyproject.toml")
 	if !ok && !m.r.exists(join(d.dir, "hatch.toml")) {
 		return
 	}
-	d.hatch = map[string]string{}
-	if ok {
-		for _, env := range sortedKeys(envs) {
-			scripts, ok := tomlTable(envs, env, "scripts")
-			if !ok {
-				continue
-			}
-			for _, name := range sortedKeys(scripts) {
-				body := scriptBody(scripts[name])
-				key := name
-				if env != "default" {
-					key = env + ":" + name
-				}
-				d.hatch[key] = body
-				if env == "default" {
-					d.hatch[name] = body
-				}
-			}
-		}
-	}
+	d.hatch = m.tree.Dir(d.dir).Hatch
 	if py.tool == "pip" {
 		py.tool, py.runner, py.toolFile = "hatch", "hatch run ", src+" [tool.hatch.envs]"
 		py.setup = ""
@@ -193,7 +175,7 @@ func (m *manifests) readHatch(d *dirManifests, py *pyProject) {
 	cl := m.classifier()
 	for _, name := range sortedKeys(d.hatch) {
 		info := cl.classify([]string{"hatch", "run", name}, d.dir)
-		if info.kind&gateKinds == 0 || info.kind.has(kWatch) {
+		if info.kind&gateKinds == 0 || info.kind.Has(kWatch) {
 			continue
 		}
 		d.add(candidate{command: "hatch run " + name, kind: info.kind, sig: info.sig, source: src + " [tool.hatch.envs] scripts." + name, rank: scriptRank(name), strong: true, runner: "hatch", script: name,
@@ -205,54 +187,19 @@ func (m *manifests) readHatch(d *dirManifests, py *pyProject) {
 	}
 }
 
-func scriptBody(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case []any:
-		var parts []string
-		for _, p := range x {
-			if s, ok := p.(string); ok {
-				parts = append(parts, s)
-			}
-		}
-		return strings.Join(parts, "\n")
-	case map[string]any:
-		for _, k := range []string{"cmd", "shell", "call", "composite", "command"} {
-			if s := scriptBody(x[k]); s != "" {
-				return s
-			}
-		}
-	}
-	return ""
-}
-
 func (m *manifests) readPDMScripts(d *dirManifests, py *pyProject) {
-	if scripts, ok := tomlTable(py.doc, "tool", "pdm", "scripts"); ok {
-		d.pdm = map[string]string{}
-		for _, k := range sortedKeys(scripts) {
-			if k == "_" {
-				continue
-			}
-			d.pdm[k] = scriptBody(scripts[k])
-		}
-	}
-	if tasks, ok := tomlTable(py.doc, "tool", "poe", "tasks"); ok {
-		d.poe = map[string]string{}
-		for _, k := range sortedKeys(tasks) {
-			d.poe[k] = scriptBody(tasks[k])
-		}
-	}
+	scripts := m.tree.Dir(d.dir)
+	d.pdm, d.poe = scripts.PDM, scripts.Poe
 	cl := m.classifier()
 	for _, name := range sortedKeys(d.pdm) {
 		info := cl.classify([]string{"pdm", "run", name}, d.dir)
-		if info.kind&gateKinds != 0 && !info.kind.has(kWatch) {
+		if info.kind&gateKinds != 0 && !info.kind.Has(kWatch) {
 			d.add(candidate{command: "pdm run " + name, kind: info.kind, sig: info.sig, source: join(d.dir, "pyproject.toml") + " [tool.pdm.scripts]." + name, rank: scriptRank(name), strong: true, runner: "pdm", script: name, inner: info.inner, setup: py.setup})
 		}
 	}
 	for _, name := range sortedKeys(d.poe) {
 		info := cl.classify([]string{"poe", name}, d.dir)
-		if info.kind&gateKinds != 0 && !info.kind.has(kWatch) {
+		if info.kind&gateKinds != 0 && !info.kind.Has(kWatch) {
 			cmd := "poe " + name
 			if py.runner != "" {
 				cmd = py.runner + cmd
@@ -262,105 +209,14 @@ func (m *manifests) readPDMScripts(d *dirManifests, py *pyProject) {
 	}
 }
 
-var (
-	iniSectionRe = lazyre.New(`^\s*\[([^\]]+)\]\s*$`)
-	braceRe      = lazyre.New(`\{([^{}]*)\}`)
-)
-
-// parseINI reads an INI file into sections of keys; continuation lines are
-// joined to the previous key's value with newlines.
-func parseINI(data []byte) map[string]map[string]string {
-	out := map[string]map[string]string{}
-	section, key := "", ""
-	for _, line := range strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n") {
-		trimmed := strings.TrimSpace(line)
-		if trimmed == "" || strings.HasPrefix(trimmed, "#") || strings.HasPrefix(trimmed, ";") {
-			continue
-		}
-		if m := iniSectionRe.FindStringSubmatch(line); m != nil {
-			section, key = strings.TrimSpace(m[1]), ""
-			if out[section] == nil {
-				out[section] = map[string]string{}
-			}
-			continue
-		}
-		if section == "" {
-			continue
-		}
-		if (line[0] == ' ' || line[0] == '\t') && key != "" {
-			out[section][key] += "\n" + trimmed
-			continue
-		}
-		k, v, ok := strings.Cut(trimmed, "=")
-		if !ok {
-			k, v, ok = strings.Cut(trimmed, ":")
-			if !ok {
-				continue
-			}
-		}
-		key = strings.TrimSpace(k)
-		out[section][key] = strings.TrimSpace(v)
-	}
-	return out
-}
-
-// expandEnvList expands tox's envlist: py3{9,10}-django{42,50}, lint.
-func expandEnvList(s string) []string {
-	var out []string
-	for _, item := range splitTopLevel(s) {
-		item = strings.TrimSpace(item)
-		if item == "" || strings.HasPrefix(item, "#") {
-			continue
-		}
-		out = append(out, expandBraces(item)...)
-	}
-	return out
-}
-
-func splitTopLevel(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i, r := range s {
-		switch r {
-		case '{':
-			depth++
-		case '}':
-			depth--
-		case ',', '\n':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(out, s[start:])
-}
-
-func expandBraces(s string) []string {
-	m := braceRe.FindStringSubmatchIndex(s)
-	if m == nil {
-		return []string{s}
-	}
-	var out []string
-	for _, alt := range strings.Split(s[m[2]:m[3]], ",") {
-		for _, rest := range expandBraces(s[m[1]:]) {
-			out = append(out, s[:m[0]]+strings.TrimSpace(alt)+rest)
-			if len(out) > 200 {
-				return out
-			}
-		}
-	}
-	return out
-}
-
 // pickToxEnv picks the environment for a kind: `py` (the interpreter at
 // hand) for tests when the envlist is made of pyXY factors.
 func pickToxEnv(envs []string, want kind) string {
 	for _, e := range envs {
-		k := toxEnvKind(e)
-		if want == kTest && k.has(kTest) && !k.has(kE2E) {
+		k := shellcmd.ToxEnvKind(e)
+		if want == kTest && k.Has(kTest) && !k.Has(kE2E) {
 			parts := strings.Split(e, "-")
-			if pyEnvRe.MatchString(parts[0]) {
+			if shellcmd.IsPythonFactor(parts[0]) {
 				if len(parts) == 1 {
 					return "py"
 				}
@@ -368,7 +224,7 @@ func pickToxEnv(envs []string, want kind) string {
 			}
 			return e
 		}
-		if want != kTest && k.has(want) {
+		if want != kTest && k.Has(want) {
 			return e
 		}
 	}
@@ -379,13 +235,13 @@ func (m *manifests) readTox(d *dirManifests, py *pyProject) {
 	var envs []string
 	var source string
 	if data, ok := m.r.read(join(d.dir, "tox.ini")); ok {
-		ini := parseINI(data)
+		ini := shellcmd.ParseINI(data)
 		source = join(d.dir, "tox.ini")
 		envlist := ini["tox"]["envlist"]
 		if envlist == "" {
 			envlist = ini["tox"]["env_list"]
 		}
-		envs = expandEnvList(envlist)
+		envs = shellcmd.ExpandEnvList(envlist)
 		for _, sec := range sortedKeys(ini) {
 			if strings.HasPrefix(sec, "testenv:") {
 				envs = append(envs, strings.TrimPrefix(sec, "testenv:"))
@@ -400,8 +256,8 @@ func (m *manifests) readTox(d *dirManifests, py *pyProject) {
 	} else if tox, ok := tomlTable(py.doc, "tool", "tox"); ok {
 		source = join(d.dir, "pyproject.toml") + " [tool.tox]"
 		if legacy, ok := tox["legacy_tox_ini"].(string); ok {
-			ini := parseINI([]byte(legacy))
-			envs = expandEnvList(ini["tox"]["envlist"] + "\n" + ini["tox"]["env_list"])
+			ini := shellcmd.ParseINI([]byte(legacy))
+			envs = shellcmd.ExpandEnvList(ini["tox"]["envlist"] + "\n" + ini["tox"]["env_list"])
 			if len(envs) == 0 {
 				envs = []string{"py"}
 			}
@@ -431,7 +287,7 @@ func (m *manifests) readTox(d *dirManifests, py *pyProject) {
 			continue
 		}
 		cmd := "tox -e " + env
-		k := toxEnvKind(env)
+		k := shellcmd.ToxEnvKind(env)
 		if env == "py" {
 			k = kTest
 		}
@@ -447,29 +303,13 @@ func limitList(xs []string, n int) []string {
 	return append(append([]string(nil), xs[:n]...), fmt.Sprintf("... (%d in all)", len(xs)))
 }
 
-var noxSessionRe = lazyre.New(`(?m)^@(?:nox\.)?session\s*(\(([^)]*)\))?\s*\n(?:@.*\n)*\s*def\s+([A-Za-z_][A-Za-z0-9_]*)`)
-var noxNameRe = lazyre.New(`name\s*=\s*["']([^"']+)["']`)
-
-// noxSessions lists the sessions a noxfile defines, read as text.
-func noxSessions(src string) []string {
-	var out []string
-	for _, m := range noxSessionRe.FindAllStringSubmatch(src, -1) {
-		name := m[3]
-		if n := noxNameRe.FindStringSubmatch(m[2]); n != nil {
-			name = n[1]
-		}
-		out = append(out, name)
-	}
-	return out
-}
-
 func (m *manifests) readNox(d *dirManifests) {
 	file := join(d.dir, "noxfile.py")
 	data, ok := m.r.read(file)
 	if !ok {
 		return
 	}
-	sessions := noxSessions(string(data))
+	sessions := shellcmd.NoxSessions(string(data))
 	if len(sessions) == 0 {
 		d.fact(file, "noxfile.py defines no session this reader can see")
 		return
@@ -477,8 +317,8 @@ func (m *manifests) readNox(d *dirManifests) {
 	d.fact(file, "nox sessions: "+strings.Join(limitList(sessions, 8), ", "))
 	for _, want := range []kind{kTest, kLint, kType} {
 		for _, s := range sessions {
-			k := toxEnvKind(s)
-			if !k.has(want) || k.has(kE2E) && want == kTest {
+			k := shellcmd.ToxEnvKind(s)
+			if !k.Has(want) || k.Has(kE2E) && want == kTest {
 				continue
 			}
 			d.add(candidate{command: "nox -s " + s, kind: k, sig: "nox", source: file, rank: 1, strong: true, setup: "python -m pip install nox",

@@ -15,19 +15,15 @@ func (m *manifests) readRuby(d *dirManifests) {
 		d.setup = "bundle install"
 		d.fact(join(d.dir, "Gemfile"), "Ruby project with Bundler: install with `bundle install`, run tools with `bundle exec`")
 	}
-	if rakeFile != "" {
-		if data, ok := m.r.read(rakeFile); ok {
-			d.rake = parseRakefile(rakeFile, data)
-		}
-	}
+	d.rake = m.tree.Dir(d.dir).Rake
 	rails := m.r.exists(join(d.dir, "bin/rails")) && m.r.exists(join(d.dir, "config/application.rb"))
 	hasSpec := m.r.isDir(join(d.dir, "spec"))
 	hasTest := m.r.isDir(join(d.dir, "test"))
 	cl := m.classifier()
 	switch {
-	case d.rake != nil && d.rake.first == "default" && cl.classify([]string{"rake"}, d.dir).kind.has(kTest):
+	case d.rake != nil && d.rake.First == "default" && cl.classify([]string{"rake"}, d.dir).kind.Has(kTest):
 		d.add(candidate{command: exec + "rake", kind: cl.classify([]string{"rake"}, d.dir).kind, sig: "rake default", source: rakeFile + " task default", setup: d.setup, rank: 1, strong: true, runner: "rake", script: "default",
-			evidence: []Finding{finding(LayerManifest, rakeFile, "the default rake task runs `"+strings.ReplaceAll(d.rake.recipes["default"], "\n", "`, `")+"`")}})
+			evidence: []Finding{finding(LayerManifest, rakeFile, "the default rake task runs `"+strings.ReplaceAll(d.rake.Recipes["default"], "\n", "`, `")+"`")}})
 	case rails && hasSpec:
 		d.add(candidate{command: exec + "rspec", kind: kTest, sig: "rspec", source: join(d.dir, "spec"), setup: d.setup, rank: 2})
 	case rails:
@@ -36,9 +32,9 @@ func (m *manifests) readRuby(d *dirManifests) {
 	case hasSpec:
 		d.add(candidate{command: exec + "rspec", kind: kTest, sig: "rspec", source: join(d.dir, "spec"), setup: d.setup, rank: 2,
 			evidence: []Finding{finding(LayerManifest, join(d.dir, "spec"), "RSpec suite in spec/")}})
-	case hasTest && d.rake != nil && d.rake.recipes["test"] != "":
+	case hasTest && d.rake != nil && d.rake.Recipes["test"] != "":
 		d.add(candidate{command: exec + "rake test", kind: kTest, sig: "rake test", source: rakeFile, setup: d.setup, rank: 2})
-	case d.rake != nil && d.rake.first == "default":
+	case d.rake != nil && d.rake.First == "default":
 		d.add(candidate{command: exec + "rake", kind: kTest, sig: "rake default", source: rakeFile, setup: d.setup, rank: 3})
 	}
 	if rails {

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 )
 
 // manifestCommands infers from the manifests of a generated repository only
@@ -70,52 +72,9 @@ func TestManifestLayer(t *testing.T) {
 	}
 }
 
-func TestParseMakefile(t *testing.T) {
-	t.Parallel()
-	tf := parseMakefile("Makefile", []byte(`GO ?= go
-PKGS := ./...
-.PHONY: all test lint
-all: build
-build:
-	$(GO) build $(PKGS)
-test: ## run tests
-	@$(GO) test -race $(PKGS)
-check: lint test
-lint:
-	-golangci-lint run
-%.o: %.c
-	cc -c $<
-`))
-	want := map[string]string{
-		"all":   "make build",
-		"build": "go build ./...",
-		"test":  "go test -race ./...",
-		"check": "make lint\nmake test",
-		"lint":  "golangci-lint run",
-	}
-	if diff := cmp.Diff(want, tf.recipes); diff != "" {
-		t.Errorf("recipes (-want +got):\n%s", diff)
-	}
-	if tf.first != "all" {
-		t.Errorf("default target = %q, want all", tf.first)
-	}
-}
-
-func TestParseJustfileAndRakefile(t *testing.T) {
-	t.Parallel()
-	jf := parseJustfile("justfile", []byte("set shell := [\"bash\", \"-c\"]\nalias t := test\n\n# run the tests\ntest *args: build\n    cargo test {{args}}\n\nbuild:\n    @cargo build\n"))
-	if diff := cmp.Diff(map[string]string{"t": "just test", "test": "just build\ncargo test {{args}}", "build": "cargo build"}, jf.recipes); diff != "" {
-		t.Errorf("justfile (-want +got):\n%s", diff)
-	}
-	rf := parseRakefile("Rakefile", []byte("require 'rspec/core/rake_task'\nRSpec::Core::RakeTask.new(:spec)\nRuboCop::RakeTask.new\ntask default: %i[spec rubocop]\n"))
-	if rf.recipes["default"] != "rake spec\nrake rubocop" || rf.recipes["spec"] != "rspec" || rf.recipes["rubocop"] != "rubocop" {
-		t.Errorf("rakefile recipes = %q", rf.recipes)
-	}
-}
-
 func TestToxAndNox(t *testing.T) {
 	t.Parallel()
-	envs := expandEnvList("py3{10,11,12}-django{42,50}, lint\n  docs")
+	envs := shellcmd.ExpandEnvList("py3{10,11,12}-django{42,50}, lint\n  docs")
 	if len(envs) != 8 || envs[0] != "py310-django42" || envs[6] != "lint" {
 		t.Errorf("expandEnvList = %v", envs)
 	}
@@ -125,7 +84,7 @@ func TestToxAndNox(t *testing.T) {
 	if got := pickToxEnv([]string{"py312-django42"}, kTest); got != "py312-django42" {
 		t.Errorf("pickToxEnv factor = %q", got)
 	}
-	sessions := noxSessions("import nox\n\n@nox.session(python=['3.11'])\ndef tests(session):\n    pass\n\n@nox.session(name='lint')\ndef run_lint(session):\n    pass\n\n@nox.session\n@nox.parametrize('x', [1])\ndef docs(session, x):\n    pass\n")
+	sessions := shellcmd.NoxSessions("import nox\n\n@nox.session(python=['3.11'])\ndef tests(session):\n    pass\n\n@nox.session(name='lint')\ndef run_lint(session):\n    pass\n\n@nox.session\n@nox.parametrize('x', [1])\ndef docs(session, x):\n    pass\n")
 	sort.Strings(sessions)
 	if diff := cmp.Diff([]string{"docs", "lint", "tests"}, sessions); diff != "" {
 		t.Errorf("nox sessions (-want +got):\n%s", diff)
@@ -151,8 +110,5 @@ func TestPackageJSONLenient(t *testing.T) {
 	}
 	if _, err := parsePackageJSON([]byte(`{"scripts": `)); err == nil {
 		t.Error("truncated JSON parsed")
-	}
-	if got := string(stripJSONC([]byte("{\n // c\n \"a\": \"//x\", /* b */ \"c\": [1,],\n}"))); got != "{\n \n \"a\": \"//x\",  \"c\": [1]\n}" {
-		t.Errorf("stripJSONC = %q", got)
 	}
 }

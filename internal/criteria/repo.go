@@ -3,12 +3,13 @@ package criteria
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 )
 
 // maxFileSize bounds every file read: manifests, workflows and context files
@@ -50,8 +51,6 @@ type fileResult struct {
 	data []byte
 	err  error
 }
-
-var errTooLarge = errors.New("file too large")
 
 func openRepo(dir string) (*repo, error) {
 	st, err := os.Stat(dir)
@@ -188,22 +187,7 @@ func (r *repo) read(p string) ([]byte, bool) {
 }
 
 func (r *repo) readFile(p string) ([]byte, error) {
-	f, err := r.root.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("is a directory")
-	}
-	if st.Size() > maxFileSize {
-		return nil, fmt.Errorf("%w (%d bytes, the limit is %d)", errTooLarge, st.Size(), maxFileSize)
-	}
-	return io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	return shellcmd.ReadBounded(r.root.FS(), p, maxFileSize)
 }
 
 // readDirect reads a file without listing its directory first (for many
@@ -247,3 +231,27 @@ func join(dir, name string) string {
 	}
 	return clean(dir + "/" + name)
 }
+
+// repoFS is the repository as an fs.FS for shellcmd, through the cache:
+// reads are bounded and a file that cannot be read is named once.
+type repoFS struct{ r *repo }
+
+func (f repoFS) Open(name string) (fs.File, error) { return f.r.root.FS().Open(name) }
+
+// ReadFile reads through the cache (fs.ReadFileFS).
+func (f repoFS) ReadFile(name string) ([]byte, error) {
+	if !f.r.exists(name) {
+		return nil, fs.ErrNotExist
+	}
+	data, ok := f.r.read(name)
+	if !ok {
+		if res := f.r.files[clean(name)]; res.err != nil {
+			return nil, res.err
+		}
+		return nil, fs.ErrNotExist
+	}
+	return data, nil
+}
+
+// Exists tests a path against the cached listings.
+func (f repoFS) Exists(name string) bool { return f.r.exists(name) }

@@ -45,24 +45,24 @@ func matchesWant(c candidate, want kind) bool {
 func score(c candidate, want kind) int {
 	s := c.rank * 2
 	s += 10 * len(c.problems)
-	if want.has(kCoverage) && !c.kind.has(kCoverage) {
+	if want.Has(kCoverage) && !c.kind.Has(kCoverage) {
 		s += 6
 	}
-	if want == kTest || want&kTest != 0 && !want.has(kCoverage) {
+	if want == kTest || want&kTest != 0 && !want.Has(kCoverage) {
 		if c.kind&(kLint|kFormat|kType) != 0 {
 			s += 3
 		}
-		if c.kind.has(kE2E) {
+		if c.kind.Has(kE2E) {
 			s += 8
 		}
 	}
-	if want.has(kLint) && !c.kind.has(kLint) {
+	if want.Has(kLint) && !c.kind.Has(kLint) {
 		s += 2 // a format check alone is a weaker lint gate
 	}
-	if want.has(kLint) && c.kind&kTest != 0 {
+	if want.Has(kLint) && c.kind&kTest != 0 {
 		s += 6
 	}
-	if want.has(kLint) && c.kind&kType != 0 {
+	if want.Has(kLint) && c.kind&kType != 0 {
 		s += 2
 	}
 	if want == kType && c.kind&(kTest) != 0 {
@@ -334,12 +334,12 @@ func confirmedElsewhere(c candidate, ev *evidence) int {
 // needed.
 func narrowerLocal(chosen candidate, ev *evidence, want kind) (candidate, bool) {
 	allowed := want | kCoverage
-	if want.has(kLint) {
+	if want.Has(kLint) {
 		allowed |= kFormat
 	}
 	// Only a gate that also tests or builds is wider in kind: a bundle of
 	// static checks (lint + types + format) is the team's lint.
-	if want.has(kTest) || chosen.kind&gateKinds&^allowed&(kTest|kBuild) == 0 {
+	if want.Has(kTest) || chosen.kind&gateKinds&^allowed&(kTest|kBuild) == 0 {
 		return candidate{}, false
 	}
 	inners := map[string]bool{}
@@ -391,19 +391,19 @@ func runnerFile(runner string, d *dirManifests) string {
 		return join(d.dir, "package.json")
 	case "make":
 		if d.make != nil {
-			return d.make.file
+			return d.make.File
 		}
 	case "just":
 		if d.just != nil {
-			return d.just.file
+			return d.just.File
 		}
 	case "task":
 		if d.task != nil {
-			return d.task.file
+			return d.task.File
 		}
 	case "rake":
 		if d.rake != nil {
-			return d.rake.file
+			return d.rake.File
 		}
 	case "composer":
 		return join(d.dir, "composer.json")
@@ -464,11 +464,11 @@ func recipeDiffers(c candidate, ev *evidence) []Finding {
 			continue
 		}
 		for _, sc := range cmds {
-			info := cl.classify(sc.args, mc.workdir)
-			if info.sig == "" || info.sig != c.sig || normalizeCmd(sc.text) == normalizeCmd(c.command) {
+			info := cl.classify(sc.Args, mc.workdir)
+			if info.sig == "" || info.sig != c.sig || normalizeCmd(sc.Text) == normalizeCmd(c.command) {
 				continue
 			}
-			out = append(out, finding(LayerManifest, mc.source, fmt.Sprintf("trap: `%s` runs `%s`, which differs from `%s` that %s runs; the latter is the team's gate", mc.command, sc.text, c.command, layerName(c.layer))))
+			out = append(out, finding(LayerManifest, mc.source, fmt.Sprintf("trap: `%s` runs `%s`, which differs from `%s` that %s runs; the latter is the team's gate", mc.command, sc.Text, c.command, layerName(c.layer))))
 			break
 		}
 		if len(out) >= 2 {
@@ -494,7 +494,7 @@ func applyThreshold(cmd string, c candidate, in taskIntent) (string, Finding) {
 		return cmd, Finding{}
 	}
 	if in.threshold == 0 {
-		if !c.kind.has(kCoverage) {
+		if !c.kind.Has(kCoverage) {
 			return cmd, finding(LayerTaskVerb, "task", "no coverage command found: the test command stands in; coverage is not measured by it")
 		}
 		return cmd, Finding{}
@@ -588,7 +588,7 @@ func alternatives(chosen candidate, ev *evidence, want kind) []Alternative {
 		if !matchesWant(c, want) {
 			continue
 		}
-		if c.layer == LayerManifest && c.kind.has(kCoverage) && !want.has(kCoverage) {
+		if c.layer == LayerManifest && c.kind.Has(kCoverage) && !want.Has(kCoverage) {
 			continue // a coverage variant of a test command: noise here
 		}
 		key := normalizeCmd(c.command) + "|" + c.workdir
@@ -615,7 +615,7 @@ func whyNot(c, chosen candidate, want kind) string {
 	case len(c.problems) > 0:
 		return strings.Join(c.problems, "; ")
 	case c.layer == LayerCIConfig && chosen.layer == LayerCIConfig:
-		if c.kind.has(kE2E) {
+		if c.kind.Has(kE2E) {
 			return "an end-to-end suite"
 		}
 		if want&kTest != 0 && c.kind&(kLint|kFormat|kType) != 0 {
@@ -658,7 +658,7 @@ func fallback(p Proposal, ev *evidence) Proposal {
 	root := ev.m.at(".")
 	ecos := root.ecosystems
 	for _, t := range root.traps {
-		if strings.Contains(t.Finding, "placeholder") && wantKind(p.Class).has(kTest) {
+		if strings.Contains(t.Finding, "placeholder") && wantKind(p.Class).Has(kTest) {
 			p.Class = ClassRefused
 			p.Criterion = ""
 			p.Confidence = ConfidenceMedium

@@ -8,19 +8,30 @@ import (
 
 	"github.com/aiwg/agent-loop/internal/lazyre"
 	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 )
 
-// criterion is what the completion command depends on, read from its text.
+// criterion is what the completion command depends on: shellcmd's
+// analysis of the command (wrappers, cd, named scripts) merged with the
+// dependencies the engine computed from the repository (Options.Depends).
 type criterion struct {
 	// makeFiles are the Makefiles/justfiles/Taskfiles the command runs, with
-	// the targets it names (nil targets: the default target, any change).
+	// the targets it follows (none: the default target, any change).
 	makeFiles map[string][]string
-	// packageJSON files and the scripts the command runs.
-	packageJSON map[string][]string
-	// files are whole files the criterion depends on (scripts it runs,
-	// config files it names, Options.CriterionFiles).
+	// scriptManifests are package.json, composer.json and deno.json files
+	// and the scripts the command runs from them.
+	scriptManifests map[string][]string
+	// files are whole files the criterion depends on: scripts it runs and
+	// its runners' configuration.
 	files map[string]bool
-	tools map[string]bool
+	// support are test support files judged by the lines that decide what
+	// runs (conftest.py: pytest's collection and run hooks).
+	support map[string]bool
+	// manifests are build manifests the runners read (go.mod, pom.xml,
+	// Cargo.toml, ...): a change there is no bypass by itself, but a test
+	// filter set in one is.
+	manifests map[string]bool
+	tools     map[string]bool
 }
 
 // toolConfigRes are the configuration files of checkers a criterion may
@@ -75,238 +86,110 @@ func isGranular(p string) bool {
 	return false
 }
 
-var envAssignRe = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*=`)
-
-// parseCriterion reads the completion command. It understands make, just,
-// task, npm/yarn/pnpm/bun scripts, the common test runners, scripts run by
-// path and explicit config file options.
-func parseCriterion(cmd string, extra []string) criterion {
-	c := criterion{makeFiles: map[string][]string{}, packageJSON: map[string][]string{}, files: map[string]bool{}, tools: map[string]bool{}}
-	for _, f := range extra {
-		f = path.Clean(strings.TrimPrefix(f, "./"))
-		switch path.Base(f) {
-		case "Makefile", "makefile", "GNUmakefile", "justfile", "Justfile", "Taskfile.yml", "Taskfile.yaml":
-			if _, ok := c.makeFiles[f]; !ok {
-				c.makeFiles[f] = nil
+// criterionOf reads what the completion command depends on: the command
+// analysed alone (its own words name the task files and the scripts it
+// runs) and deps, the analysis of the command in the repository.
+func criterionOf(cmd string, deps shellcmd.Depends) criterion {
+	c := criterion{makeFiles: map[string][]string{}, scriptManifests: map[string][]string{}, files: map[string]bool{},
+		support: map[string]bool{}, manifests: map[string]bool{}, tools: map[string]bool{}}
+	a := shellcmd.Analyze(nil, cmd, ".")
+	for _, s := range a.Steps {
+		if len(s.Args) > 0 {
+			c.tools[strings.TrimSuffix(shellcmd.ToolName(s.Args[0]), ".js")] = true
+		}
+		if s.Sig != "" {
+			c.tools[s.Sig] = true
+		}
+		// Explicit configuration files: pytest -c ci/pytest.ini.
+		for i, w := range s.Args {
+			switch {
+			case (w == "-c" || w == "--config" || w == "--config-file" || w == "--configuration" || w == "--rcfile") && i+1 < len(s.Args) && s.Args[i+1] != "":
+				c.addFile(shellcmd.Join(s.Dir, s.Args[i+1]))
+			case strings.HasPrefix(w, "--config=") && len(w) > len("--config="):
+				c.addFile(shellcmd.Join(s.Dir, strings.TrimPrefix(w, "--config=")))
 			}
-		case "package.json":
-			if _, ok := c.packageJSON[f]; !ok {
-				c.packageJSON[f] = []string{"test"}
-			}
-		default:
-			c.files[f] = true
 		}
 	}
-	dir := ""
-	for _, seg := range splitCommands(cmd) {
-		words := shellWords(seg)
-		// Drop environment assignments and wrappers.
-		for len(words) > 0 {
-			w := words[0]
+	for _, d := range []shellcmd.Depends{a.Depends, deps} {
+		if d.Runner != "" {
+			c.tools[d.Runner] = true
+		}
+		for _, t := range d.Targets {
+			file, name := shellcmd.SplitTarget(t)
+			file = path.Clean(file)
 			switch {
-			case envAssignRe.MatchString(w), w == "env", w == "time", w == "command", w == "exec", w == "sudo", w == "xvfb-run":
-				words = words[1:]
-				continue
-			case w == "timeout" && len(words) > 1:
-				words = words[2:]
-				continue
-			case w == "npx" || w == "bunx" || w == "pnpx":
-				words = words[1:]
-				continue
-			case (w == "poetry" || w == "uv" || w == "pipenv" || w == "hatch" || w == "pdm" || w == "rye") && len(words) > 1 && words[1] == "run":
-				words = words[2:]
-				continue
-			case w == "bundle" && len(words) > 1 && words[1] == "exec":
-				words = words[2:]
-				continue
-			case (w == "python" || w == "python3" || w == "py") && len(words) > 2 && words[1] == "-m":
-				words = words[2:]
-				continue
-			}
-			break
-		}
-		if len(words) == 0 {
-			continue
-		}
-		tool := path.Base(words[0])
-		args := words[1:]
-		switch tool {
-		case "cd":
-			if len(args) > 0 {
-				dir = path.Join(dir, args[0])
-			}
-			continue
-		case "make", "gmake":
-			file := path.Join(dir, "Makefile")
-			var targets []string
-			for i := 0; i < len(args); i++ {
-				a := args[i]
-				switch {
-				case a == "-C" && i+1 < len(args):
-					file = path.Join(dir, args[i+1], path.Base(file))
-					i++
-				case a == "-f" && i+1 < len(args):
-					file = path.Join(dir, args[i+1])
-					i++
-				case strings.HasPrefix(a, "-") || strings.Contains(a, "="):
-				default:
-					targets = append(targets, a)
+			case isTaskFile(file):
+				c.makeFiles[file] = append(c.makeFiles[file], name)
+			case isScriptManifest(file):
+				names := []string{name}
+				if path.Base(file) == "package.json" {
+					names = append(names, "pre"+name, "post"+name)
 				}
-			}
-			c.makeFiles[file] = appendTargets(c.makeFiles[file], targets)
-		case "just":
-			c.makeFiles[path.Join(dir, "justfile")] = appendTargets(c.makeFiles[path.Join(dir, "justfile")], nonFlags(args))
-		case "task":
-			c.makeFiles[path.Join(dir, "Taskfile.yml")] = appendTargets(c.makeFiles[path.Join(dir, "Taskfile.yml")], nonFlags(args))
-		case "npm", "yarn", "pnpm", "bun":
-			pj := path.Join(dir, "package.json")
-			rest := nonFlags(args)
-			script := ""
-			switch {
-			case len(rest) == 0 && tool == "yarn":
-				script = "" // yarn alone installs
-			case len(rest) > 0 && (rest[0] == "test" || rest[0] == "t" || rest[0] == "tst"):
-				script = "test"
-				if tool == "bun" {
-					c.tools["bun"] = true
-				}
-			case len(rest) > 1 && (rest[0] == "run" || rest[0] == "run-script"):
-				script = rest[1]
-			case len(rest) > 0 && (tool == "yarn" || tool == "pnpm") && rest[0] != "install" && rest[0] != "exec":
-				script = rest[0]
-			case len(rest) > 1 && rest[0] == "exec":
-				c.tools[path.Base(rest[1])] = true
-			}
-			if script != "" {
-				c.packageJSON[pj] = append(c.packageJSON[pj], script, "pre"+script, "post"+script)
-			}
-		case "go", "cargo", "dotnet", "mix", "mvn", "gradle", "gradlew", "rake":
-			c.tools[tool] = true
-			if sub := nonFlags(args); len(sub) > 0 {
-				c.tools[tool+" "+sub[0]] = true
-			}
-			if tool == "mix" {
-				c.files[path.Join(dir, "test/test_helper.exs")] = true
-			}
-		default:
-			c.tools[strings.TrimSuffix(tool, ".js")] = true
-			if isScriptWord(words[0]) {
-				c.files[path.Clean(path.Join(dir, strings.TrimPrefix(words[0], "./")))] = true
-			}
-			if (tool == "bash" || tool == "sh" || tool == "zsh" || tool == "python" || tool == "python3" || tool == "node" || tool == "ruby" || tool == "php") && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-				c.files[path.Clean(path.Join(dir, strings.TrimPrefix(args[0], "./")))] = true
+				c.scriptManifests[file] = append(c.scriptManifests[file], names...)
+			default:
+				c.addFile(file)
 			}
 		}
-		// Explicit config files.
-		for i, a := range args {
-			switch {
-			case (a == "-c" || a == "--config" || a == "--config-file" || a == "--configuration" || a == "--rcfile") && i+1 < len(args):
-				c.files[path.Clean(path.Join(dir, args[i+1]))] = true
-			case strings.HasPrefix(a, "--config="):
-				c.files[path.Clean(path.Join(dir, strings.TrimPrefix(a, "--config=")))] = true
-			}
+		for _, f := range d.Files {
+			c.addFile(path.Clean(f))
 		}
 	}
 	return c
 }
 
-func appendTargets(have, add []string) []string {
-	if len(add) == 0 {
-		if have == nil {
-			return []string{}
-		}
-		return have
+// addFile sorts a file the criterion depends on by how its changes are
+// judged.
+func (c criterion) addFile(f string) {
+	if f == "." || strings.HasPrefix(f, "..") || strings.HasPrefix(f, "/") {
+		return
 	}
-	return append(have, add...)
+	base := path.Base(f)
+	switch {
+	case isTaskFile(f):
+		if _, ok := c.makeFiles[f]; !ok {
+			c.makeFiles[f] = nil
+		}
+	case isScriptManifest(f):
+		if _, ok := c.scriptManifests[f]; !ok {
+			c.scriptManifests[f] = nil
+		}
+	case base == "conftest.py":
+		c.support[f] = true
+	case isBuildManifest(base):
+		c.manifests[f] = true
+	default:
+		c.files[f] = true
+	}
 }
 
-func nonFlags(args []string) []string {
-	var out []string
-	for _, a := range args {
-		if !strings.HasPrefix(a, "-") && !strings.Contains(a, "=") {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-func isScriptWord(w string) bool {
-	if strings.HasPrefix(w, "./") || strings.HasPrefix(w, "scripts/") || strings.HasPrefix(w, "bin/") || strings.HasPrefix(w, "ci/") {
+func isTaskFile(p string) bool {
+	switch path.Base(p) {
+	case "Makefile", "makefile", "GNUmakefile", "justfile", "Justfile", ".justfile", "Taskfile.yml", "Taskfile.yaml", "taskfile.yml", "taskfile.yaml", "Taskfile.dist.yml":
 		return true
-	}
-	switch path.Ext(w) {
-	case ".sh", ".bash", ".py", ".rb", ".js", ".mjs", ".ps1", ".pl":
-		return strings.Contains(w, "/") || !strings.HasPrefix(w, "-")
 	}
 	return false
 }
 
-// splitCommands splits a shell command at ;, &&, || and | outside quotes.
-func splitCommands(s string) []string {
-	var out []string
-	var cur strings.Builder
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if quote != 0 {
-			cur.WriteByte(c)
-			if c == quote {
-				quote = 0
-			}
-			continue
-		}
-		switch c {
-		case '\'', '"':
-			quote = c
-			cur.WriteByte(c)
-		case ';', '|', '&', '\n', '(', ')':
-			if cur.Len() > 0 {
-				out = append(out, cur.String())
-				cur.Reset()
-			}
-		default:
-			cur.WriteByte(c)
-		}
+func isScriptManifest(p string) bool {
+	switch path.Base(p) {
+	case "package.json", "composer.json", "deno.json", "deno.jsonc":
+		return true
 	}
-	if cur.Len() > 0 {
-		out = append(out, cur.String())
-	}
-	return out
+	return false
 }
 
-// shellWords splits one simple command into words, removing quotes.
-func shellWords(s string) []string {
-	var out []string
-	var cur strings.Builder
-	inWord := false
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			} else {
-				cur.WriteByte(c)
-			}
-		case c == '\'' || c == '"':
-			quote = c
-			inWord = true
-		case c == ' ' || c == '\t':
-			if inWord {
-				out = append(out, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteByte(c)
-			inWord = true
-		}
+// isBuildManifest reports the manifests and test support code a runner
+// reads that an honest change edits too (a dependency, a fixture).
+func isBuildManifest(base string) bool {
+	switch base {
+	case "go.mod", "go.work", "Cargo.toml", "pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts",
+		"gradle.properties", "mix.exs", "Gemfile", "Pipfile", "CMakeLists.txt", "meson.build", "Directory.Build.props",
+		"Directory.Build.targets", "pyproject.toml", "setup.cfg", "hatch.toml", "uv.toml", "pnpm-workspace.yaml", "angular.json",
+		"spec_helper.rb", "rails_helper.rb", "test_helper.rb", "test_helper.exs", "test.exs", "bootstrap.php", "Pest.php",
+		"manage.py", "babel.config.js", ".babelrc":
+		return true
 	}
-	if inWord {
-		out = append(out, cur.String())
-	}
-	return out
+	return strings.HasPrefix(base, "vite.config.")
 }
 
 // testConfigBases are test runner configuration files: a change to one of
@@ -321,13 +204,13 @@ func isTestConfigFile(p string) bool {
 // isTestConfig reports files where test filters can be set: test
 // configuration, CI, build files and whatever the criterion runs.
 func (c criterion) isTestConfig(p string) bool {
-	if isTestConfigFile(p) || isCIPath(p) || c.files[p] {
+	if isTestConfigFile(p) || isCIPath(p) || c.files[p] || c.support[p] || c.manifests[p] {
 		return true
 	}
 	if _, ok := c.makeFiles[p]; ok {
 		return true
 	}
-	if _, ok := c.packageJSON[p]; ok {
+	if _, ok := c.scriptManifests[p]; ok {
 		return true
 	}
 	switch path.Base(p) {
@@ -371,9 +254,12 @@ func detectBypass(views []*fileView, crit criterion) []loop.Regression {
 		if targets, ok := crit.makeFiles[p]; ok {
 			script = append(script, makeTargetChanges(v, targets)...)
 		}
+		if crit.support[p] {
+			script = append(script, conftestChanges(v)...)
+		}
 		switch path.Base(p) {
-		case "package.json":
-			script = append(script, packageJSONChanges(v, crit.packageJSON[p])...)
+		case "package.json", "composer.json", "deno.json", "deno.jsonc":
+			script = append(script, packageJSONChanges(v, crit.scriptManifests[p])...)
 		case "pyproject.toml", "setup.cfg":
 			config = append(config, sectionChanges(v, crit)...)
 		case "vite.config.ts", "vite.config.js", "vite.config.mjs", "vite.config.mts":
@@ -488,6 +374,13 @@ func makeTargetChanges(v *fileView, targets []string) []loop.Evidence {
 			}
 		}
 	}
+	scanSides(v, scan)
+	return ev
+}
+
+// scanSides runs scan on both sides of every hunk of a file: the new side
+// with "+" and its path, the old side with "-" and its old path.
+func scanSides(v *fileView, scan func(side []vline, section, sign, filePath string)) {
 	for h := range v.newSide {
 		scan(v.newSide[h], v.sections[h], "+", v.path)
 		old := v.fd.OldPath
@@ -496,7 +389,6 @@ func makeTargetChanges(v *fileView, targets []string) []loop.Evidence {
 		}
 		scan(v.oldSide[h], v.sections[h], "-", old)
 	}
-	return ev
 }
 
 func targetOf(line string, just bool) string {
@@ -515,7 +407,8 @@ func targetOf(line string, just bool) string {
 }
 
 // packageJSONChanges returns changed lines that define one of the
-// criterion's scripts, or that sit inside the "jest"/"mocha"/... config.
+// criterion's scripts (package.json and composer.json "scripts", deno.json
+// "tasks"), or that sit inside the "jest"/"mocha"/... config.
 func packageJSONChanges(v *fileView, scripts []string) []loop.Evidence {
 	want := map[string]bool{}
 	for _, s := range scripts {
@@ -538,7 +431,7 @@ func packageJSONChanges(v *fileView, scripts []string) []loop.Evidence {
 				continue
 			}
 			hit := false
-			if m := jsonKeyRe.FindStringSubmatch(l.text); m != nil && want[m[1]] && (block == "" || block == "scripts") {
+			if m := jsonKeyRe.FindStringSubmatch(l.text); m != nil && want[m[1]] && (block == "" || block == "scripts" || block == "tasks") {
 				hit = true
 			}
 			switch block {
@@ -557,6 +450,33 @@ func packageJSONChanges(v *fileView, scripts []string) []loop.Evidence {
 		scan(v.newSide[h], "+", v.path)
 		scan(v.oldSide[h], "-", v.path)
 	}
+	return ev
+}
+
+// pytestHookRe names what a conftest.py uses to decide which tests run and
+// how their outcome is reported: pytest's collection, run and report hooks,
+// the collect_ignore lists, plugins, and leaving the process early.
+var pytestHookRe = lazyre.New(`\b(?:pytest_(?:collection\w*|ignore_collect|collect_file|pycollect_\w+|generate_tests|runtest_\w+|configure|unconfigure|sessionstart|sessionfinish|report_\w+|terminal_summary|deselected|cmdline_\w+|load_initial_conftests|addoption|plugins|make_parametrize_id|itemcollected|assertrepr_compare)|collect_ignore(?:_glob)?|os\._exit|sys\.exit)\b`)
+
+// conftestChanges returns the changed lines of a conftest.py that define or
+// change pytest's hooks (or sit inside one): what decides what runs.
+func conftestChanges(v *fileView) []loop.Evidence {
+	var ev []loop.Evidence
+	scan := func(side []vline, section, sign, filePath string) {
+		inHook := pytestHookRe.MatchString(section)
+		for _, l := range side {
+			if !strings.HasPrefix(l.text, " ") && !strings.HasPrefix(l.text, "\t") && strings.TrimSpace(l.text) != "" && !strings.HasPrefix(strings.TrimSpace(l.text), "#") && !strings.HasPrefix(strings.TrimSpace(l.text), "@") {
+				inHook = pytestHookRe.MatchString(l.text) // a new top-level statement
+			}
+			if !l.changed || strings.TrimSpace(l.text) == "" || isCommentLine(langPython, l.text) {
+				continue
+			}
+			if inHook || pytestHookRe.MatchString(l.text) {
+				ev = append(ev, loop.Evidence{Path: filePath, Line: l.num, Text: evidenceText(sign + l.text)})
+			}
+		}
+	}
+	scanSides(v, scan)
 	return ev
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 	"github.com/aiwg/agent-loop/internal/testreport"
 )
 
@@ -45,12 +46,12 @@ const coverageTolerance = 0.5
 // on the iteration's parsed test results. The result is deterministic: sorted
 // by type, then by the first evidence.
 func Detect(files []FileDiff, in loop.JudgeInput) []loop.Regression {
-	return detect(files, in, nil)
+	return detect(files, in, shellcmd.Depends{})
 }
 
-func detect(files []FileDiff, in loop.JudgeInput, criterionFiles []string) []loop.Regression {
+func detect(files []FileDiff, in loop.JudgeInput, deps shellcmd.Depends) []loop.Regression {
 	views := buildViews(files)
-	crit := parseCriterion(in.Criterion, criterionFiles)
+	crit := criterionOf(in.Criterion, deps)
 	var regs []loop.Regression
 	tests := analyseTests(views)
 	regs = append(regs, tests.regressions()...)
@@ -600,6 +601,17 @@ func detectFromResults(in loop.JudgeInput, views []*fileView, crit criterion) []
 			Type: TestDeletion, Severity: SeverityCritical,
 			Summary:  fmt.Sprintf("test count dropped from %d to %d", base.Total, cur.Total),
 			Evidence: capEvidence(ev), Baseline: base.Total, Current: cur.Total,
+		})
+	}
+	if base.Known && cur.Known && trusted && cur.Skipped > base.Skipped {
+		ev := touchedTestEvidence(views, crit)
+		if len(ev) == 0 {
+			ev = []loop.Evidence{{Text: fmt.Sprintf("%s reported %d skipped tests at the baseline and %d now", cur.Runner, base.Skipped, cur.Skipped)}}
+		}
+		regs = append(regs, loop.Regression{
+			Type: TestSkipping, Severity: SeverityCritical,
+			Summary:  fmt.Sprintf("skipped tests went from %d to %d", base.Skipped, cur.Skipped),
+			Evidence: capEvidence(ev), Baseline: base.Skipped, Current: cur.Skipped,
 		})
 	}
 	if missing := missingTests(base, cur); len(missing) > 0 && trusted {

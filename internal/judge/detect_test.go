@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 	"github.com/aiwg/agent-loop/internal/testreport"
 )
 
@@ -155,32 +156,40 @@ func TestDetectVanishedTestNames(t *testing.T) {
 	}
 }
 
-func TestParseCriterion(t *testing.T) {
+func TestCriterionOf(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		cmd   string
-		extra []string
-		want  criterion
+		cmd  string
+		deps shellcmd.Depends
+		want criterion
 	}{
 		{
 			cmd:  "make test",
-			want: criterion{makeFiles: map[string][]string{"Makefile": {"test"}}},
+			want: criterion{makeFiles: map[string][]string{"Makefile": {"test"}}, tools: map[string]bool{"make": true, "make test": true}},
 		},
 		{
 			cmd:  "make -C backend check lint",
-			want: criterion{makeFiles: map[string][]string{"backend/Makefile": {"check", "lint"}}},
+			want: criterion{makeFiles: map[string][]string{"backend/Makefile": {"check", "lint"}}, tools: map[string]bool{"make": true, "make check lint": true}},
 		},
 		{
 			cmd:  "make",
-			want: criterion{makeFiles: map[string][]string{"Makefile": {}}},
+			want: criterion{makeFiles: map[string][]string{"Makefile": nil}, tools: map[string]bool{"make": true}},
+		},
+		{
+			cmd:  "nice -n 10 timeout 10m env -u CI make test",
+			want: criterion{makeFiles: map[string][]string{"Makefile": {"test"}}, tools: map[string]bool{"make": true, "make test": true}},
+		},
+		{
+			cmd:  "cd sub && make test",
+			want: criterion{makeFiles: map[string][]string{"sub/Makefile": {"test"}}, tools: map[string]bool{"make": true, "make test": true}},
 		},
 		{
 			cmd:  "cd web && npm run test:unit -- --ci",
-			want: criterion{packageJSON: map[string][]string{"web/package.json": {"test:unit", "pretest:unit", "posttest:unit"}}},
+			want: criterion{scriptManifests: map[string][]string{"web/package.json": {"test:unit", "pretest:unit", "posttest:unit"}}, tools: map[string]bool{"npm": true, "npm test:unit": true}},
 		},
 		{
 			cmd:  "npm test",
-			want: criterion{packageJSON: map[string][]string{"package.json": {"test", "pretest", "posttest"}}},
+			want: criterion{scriptManifests: map[string][]string{"package.json": {"test", "pretest", "posttest"}}, tools: map[string]bool{"npm": true, "npm test": true}},
 		},
 		{
 			cmd:  "CI=1 poetry run pytest -c ci/pytest.ini tests",
@@ -188,11 +197,11 @@ func TestParseCriterion(t *testing.T) {
 		},
 		{
 			cmd:  "./scripts/test.sh --fast",
-			want: criterion{files: map[string]bool{"scripts/test.sh": true}, tools: map[string]bool{"test.sh": true}},
+			want: criterion{tools: map[string]bool{"test.sh": true, "scripts/test.sh": true}, files: map[string]bool{"scripts/test.sh": true}},
 		},
 		{
 			cmd:  "bash ci/run-tests.sh",
-			want: criterion{files: map[string]bool{"ci/run-tests.sh": true}, tools: map[string]bool{"bash": true}},
+			want: criterion{tools: map[string]bool{"bash": true, "ci/run-tests.sh": true}, files: map[string]bool{"ci/run-tests.sh": true}},
 		},
 		{
 			cmd:  "cargo clippy --all-targets -- -D warnings",
@@ -200,45 +209,46 @@ func TestParseCriterion(t *testing.T) {
 		},
 		{
 			cmd:  "just test",
-			want: criterion{makeFiles: map[string][]string{"justfile": {"test"}}},
+			want: criterion{makeFiles: map[string][]string{"justfile": {"test"}}, tools: map[string]bool{"just": true, "just test": true}},
 		},
 		{
-			cmd:  "mix test",
-			want: criterion{files: map[string]bool{"test/test_helper.exs": true}, tools: map[string]bool{"mix": true, "mix test": true}},
+			cmd:  "composer test",
+			want: criterion{scriptManifests: map[string][]string{"composer.json": {"test"}}, tools: map[string]bool{"composer": true, "composer test": true}},
 		},
 		{
-			cmd:   "go test ./...",
-			extra: []string{"./Makefile", "tools/check.sh", "package.json"},
+			cmd: "go test ./...",
+			deps: shellcmd.Depends{
+				Files:   []string{"Makefile", "tools/check.sh", "package.json", "go.mod", "conftest.py"},
+				Targets: []string{"package.json:test", "Makefile:test"},
+				Runner:  "go test",
+			},
 			want: criterion{
-				makeFiles:   map[string][]string{"Makefile": nil},
-				packageJSON: map[string][]string{"package.json": {"test"}},
-				files:       map[string]bool{"tools/check.sh": true},
-				tools:       map[string]bool{"go": true, "go test": true},
+				makeFiles:       map[string][]string{"Makefile": {"test"}},
+				scriptManifests: map[string][]string{"package.json": {"test", "pretest", "posttest"}},
+				files:           map[string]bool{"tools/check.sh": true},
+				support:         map[string]bool{"conftest.py": true},
+				manifests:       map[string]bool{"go.mod": true},
+				tools:           map[string]bool{"go": true, "go test": true},
 			},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd, func(t *testing.T) {
 			t.Parallel()
-			got := parseCriterion(tt.cmd, tt.extra)
-			normalize := func(c *criterion) {
-				if c.makeFiles == nil {
-					c.makeFiles = map[string][]string{}
-				}
-				if c.packageJSON == nil {
-					c.packageJSON = map[string][]string{}
-				}
-				if c.files == nil {
-					c.files = map[string]bool{}
-				}
-				if c.tools == nil {
-					c.tools = map[string]bool{}
+			got := criterionOf(tt.cmd, tt.deps)
+			want := tt.want
+			for _, m := range []*map[string]bool{&want.files, &want.support, &want.manifests, &want.tools} {
+				if *m == nil {
+					*m = map[string]bool{}
 				}
 			}
-			want := tt.want
-			normalize(&want)
+			for _, m := range []*map[string][]string{&want.makeFiles, &want.scriptManifests} {
+				if *m == nil {
+					*m = map[string][]string{}
+				}
+			}
 			if d := cmp.Diff(want, got, cmp.AllowUnexported(criterion{})); d != "" {
-				t.Errorf("parseCriterion(%q) (-want +got):\n%s", tt.cmd, d)
+				t.Errorf("criterionOf(%q) (-want +got):\n%s", tt.cmd, d)
 			}
 		})
 	}
@@ -282,7 +292,7 @@ index 0000000..3333333
 	}
 }
 
-func TestAssessUsesCriterionFiles(t *testing.T) {
+func TestAssessUsesDepends(t *testing.T) {
 	t.Parallel()
 	diff := `diff --git a/ci/env.sh b/ci/env.sh
 index 1111111..2222222 100644
@@ -298,9 +308,9 @@ index 1111111..2222222 100644
 		t.Fatal(err)
 	}
 	if plain.Critical() {
-		t.Errorf("without CriterionFiles a script change is not a bypass: %+v", plain.Regressions)
+		t.Errorf("without the criterion's dependencies a script change is not a bypass: %+v", plain.Regressions)
 	}
-	withFiles, err := New(Options{CriterionFiles: []string{"ci/env.sh"}}).Assess(context.Background(), in)
+	withFiles, err := New(Options{Depends: shellcmd.Depends{Files: []string{"ci/env.sh"}}}).Assess(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}

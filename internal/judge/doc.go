@@ -24,9 +24,11 @@
 // of ten language families (Go, Python, JavaScript/TypeScript, Rust, Java,
 // Kotlin, C#, Ruby, PHP, Elixir), their skip markers and assertions, error
 // handling in non-test code, public declarations, and the files the
-// completion command depends on (derived from the command: make targets,
-// package.json scripts, test runner and checker configuration, scripts it
-// runs). A line that moved (removed in one place, added in another) is not
+// completion command depends on: internal/shellcmd's analysis of the
+// command (its wrappers, cd, make/just/task targets, package scripts,
+// scripts it runs) merged with Options.Depends, the same analysis made in
+// the repository when the loop starts (checker and runner configuration,
+// the script files the named scripts call). A line that moved (removed in one place, added in another) is not
 // a change. testdata/corpus holds the labelled diffs, built with git, that
 // the detectors are measured on.
 package judge

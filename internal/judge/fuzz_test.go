@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 )
 
 // FuzzParseDiff feeds arbitrary text to the parser and to everything that
@@ -21,7 +22,7 @@ func FuzzParseDiff(f *testing.F) {
 			f.Add(string(b))
 		}
 	}
-	j := New(Options{CriterionFiles: []string{"Makefile", "package.json"}})
+	j := New(Options{Depends: shellcmd.Depends{Files: []string{"Makefile", "package.json", "conftest.py"}, Targets: []string{"Makefile:test", "package.json:test"}}})
 	f.Fuzz(func(t *testing.T, s string) {
 		files, err := ParseDiff(s)
 		for _, fd := range files {

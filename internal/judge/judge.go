@@ -2,23 +2,26 @@ package judge
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 )
 
 var _ loop.Judge = (*Judge)(nil)
 
 // Options configures a Judge. The zero value is usable.
 type Options struct {
-	// CriterionFiles are extra paths the criterion depends on (the engine
-	// passes e.g. Makefile or package.json for `make test`/`npm test`). The
-	// judge also derives them from the command itself.
-	CriterionFiles []string
+	// Depends is what the criterion depends on in the repository: the
+	// files it reads to decide what runs, the named scripts it follows and
+	// its runner (shellcmd.Analyze's Depends, computed when the loop
+	// starts, before any agent runs). The judge also analyses the command
+	// itself, so the zero value still watches the task files and scripts
+	// its words name.
+	Depends shellcmd.Depends
 	// StallAfter: the same failing fingerprint with no score improvement for
 	// this many iterations stalls the loop (default 3).
 	StallAfter int
@@ -50,30 +53,15 @@ func New(opts Options) *Judge {
 	if opts.Reinforcement == "" || ValidateLevel(opts.Reinforcement) != nil {
 		opts.Reinforcement = LevelMinimal
 	}
-	opts.CriterionFiles = slices.Clone(opts.CriterionFiles)
+	opts.Depends.Files = slices.Clone(opts.Depends.Files)
+	opts.Depends.Targets = slices.Clone(opts.Depends.Targets)
 	return &Judge{opts: opts}
 }
 
 // Assess judges one iteration: regressions from the diff against the
 // baseline and from the test results, and the quality score.
 func (j *Judge) Assess(ctx context.Context, in loop.JudgeInput) (loop.Verdict, error) {
-	start := time.Now()
-	defer func() {
-		j.mu.Lock()
-		j.latencies = append(j.latencies, time.Since(start))
-		j.mu.Unlock()
-	}()
-	if err := ctx.Err(); err != nil {
-		return loop.Verdict{}, fmt.Errorf("judging iteration %d: %w", in.Iteration, err)
-	}
-	files, parseErr := ParseDiff(in.BaseDiff)
-	regs := detect(files, in, j.opts.CriterionFiles)
-	stepFiles, _ := ParseDiff(in.StepDiff)
-	v := score(in, files, stepFiles, regs)
-	if parseErr != nil {
-		v.Explain = append(v.Explain, fmt.Sprintf("note: the diff was only partly readable (%v); detectors saw %d files", parseErr, len(files)))
-	}
-	return v, nil
+	return j.AssessHeldOut(ctx, in, nil)
 }
 
 // Latencies returns the duration of every Assess call so far, in order

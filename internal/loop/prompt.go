@@ -2,7 +2,6 @@ package loop
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/aiwg/agent-loop/internal/spec"
@@ -28,12 +27,10 @@ type PromptInput struct {
 func dependsNote(d spec.Depends) string {
 	var parts []string
 	for _, t := range d.Targets {
-		parts = append(parts, fmt.Sprintf("`%s` (%s)", t.File, t.Name))
+		parts = append(parts, "`"+t+"`")
 	}
 	for _, f := range d.Files {
-		if !slices.ContainsFunc(d.Targets, func(t spec.Target) bool { return t.File == f }) {
-			parts = append(parts, "`"+f+"`")
-		}
+		parts = append(parts, "`"+f+"`")
 	}
 	var b strings.Builder
 	if len(parts) > 0 {

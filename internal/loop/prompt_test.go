@@ -14,10 +14,10 @@ import (
 func TestPromptCarriesTheCriterion(t *testing.T) {
 	t.Parallel()
 	crit := spec.Criterion{Command: "nice -n 10 make test", Workdir: "pkg/api",
-		Depends: spec.Depends{Files: []string{"scripts/test.sh", "Makefile"}, Targets: []spec.Target{{File: "Makefile", Name: "test"}}, Runner: "go test"}}
+		Depends: spec.Depends{Files: []string{"Makefile", "scripts/test.sh"}, Targets: []string{"Makefile:test"}, Runner: "go test"}}
 	p := loop.BuildPrompt(loop.PromptInput{Task: "fix the api tests", Criterion: crit, Iteration: 1, MaxIterations: 3})
 	for _, want := range []string{"runs this command in `pkg/api`", "nice -n 10 make test",
-		"The check depends on `Makefile` (test), `scripts/test.sh`", "Its tests run with go test."} {
+		"The check depends on `Makefile:test`, `Makefile`, `scripts/test.sh`", "Its tests run with go test."} {
 		if !strings.Contains(p, want) {
 			t.Errorf("the prompt lacks %q:\n%s", want, p)
 		}

@@ -136,7 +136,11 @@ func (sp Spec) Clone() Spec {
 	c := sp
 	c.Criterion.Evidence = append([]string(nil), sp.Criterion.Evidence...)
 	c.Criterion.Depends.Files = append([]string(nil), sp.Criterion.Depends.Files...)
-	c.Criterion.Depends.Targets = append([]Target(nil), sp.Criterion.Depends.Targets...)
+	c.Criterion.Depends.Targets = append([]string(nil), sp.Criterion.Depends.Targets...)
+	if sp.Criterion.Origin != nil {
+		o := *sp.Criterion.Origin
+		c.Criterion.Origin = &o
+	}
 	c.Agent.Args = append([]string(nil), sp.Agent.Args...)
 	c.Publish.Exclude = append([]string(nil), sp.Publish.Exclude...)
 	return c

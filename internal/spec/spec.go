@@ -3,7 +3,6 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -35,8 +34,9 @@ type Criterion struct {
 	// "given" when the user gave the command.
 	Confidence string `json:"confidence"`
 	// Evidence lists what the inference found, one "layer: source: finding"
-	// line each.
+	// line each; Origin is where it found the command, when it knows.
 	Evidence []string `json:"evidence,omitempty"`
+	Origin   *Origin  `json:"origin,omitempty"`
 	// Hint is the completion condition in the user's words, from a trigger
 	// comment ("tests pass", "coverage is above 80%"); it refined inference.
 	Hint string `json:"hint,omitempty"`
@@ -81,39 +81,34 @@ func (s Source) Inferred() bool { return s == SourceInferred || s == SourceHint 
 
 // Depends is what a completion command depends on, as plain data: files it
 // reads or runs, build-tool targets it runs, and the test runner at its end.
-// It is filled by the shell-command model when the criterion is resolved
-// and saved with the rest of the Spec.
+// It is filled from the shell-command model (shellcmd.Depends, the same
+// fields) when the criterion is resolved, and saved with the rest of the
+// Spec.
 type Depends struct {
-	// Files are repository-relative paths (scripts, test configuration,
-	// manifests) whose change can change the check's verdict.
+	// Files are repository-relative slash paths (scripts, task files,
+	// manifests, the runners' configuration) whose change can change the
+	// check's verdict, sorted.
 	Files []string `json:"files,omitempty"`
 	// Targets are the make/just/task targets and package scripts the
-	// command runs, each with the file that defines it.
-	Targets []Target `json:"targets,omitempty"`
-	// Runner is the test runner the command ends in ("go test", "pytest",
-	// "jest", ...), "" when unknown.
+	// command runs, as "file:name" ("Makefile:test",
+	// "web/package.json:test:unit"), in the order followed.
+	Targets []string `json:"targets,omitempty"`
+	// Runner is the test runner of the command's first test step ("go
+	// test", "pytest", "jest", ...), "" when unknown.
 	Runner string `json:"runner,omitempty"`
-}
-
-// Target is a named target or script of a build file ("Makefile", "test").
-type Target struct {
-	File string `json:"file"`
-	Name string `json:"name"`
-}
-
-// AllFiles lists Files and the files of Targets, each once, in order.
-func (d Depends) AllFiles() []string {
-	out := slices.Clone(d.Files)
-	for _, t := range d.Targets {
-		if !slices.Contains(out, t.File) {
-			out = append(out, t.File)
-		}
-	}
-	return out
 }
 
 // Empty reports whether nothing is known of what the command depends on.
 func (d Depends) Empty() bool { return len(d.Files) == 0 && len(d.Targets) == 0 && d.Runner == "" }
+
+// Origin is where an inferred command was found: a CI workflow's file,
+// job and step ("`go test ./...`, inferred from .github/workflows/ci.yml,
+// job test").
+type Origin struct {
+	File string `json:"file,omitempty"`
+	Job  string `json:"job,omitempty"`
+	Step string `json:"step,omitempty"`
+}
 
 // Limits are the loop's stop rules that the user sets.
 type Limits struct {

@@ -144,7 +144,8 @@ func TestFlagsAndInputsFillTheSameSpec(t *testing.T) {
 func TestSpecJSONRoundTrip(t *testing.T) {
 	t.Parallel()
 	sp := spec.Spec{Task: "t", Criterion: spec.Criterion{Command: "c", Workdir: "w", Setup: "s", Source: spec.SourceHint, Confidence: "high",
-		Evidence: []string{"e"}, Hint: "h", Depends: spec.Depends{Files: []string{"f"}, Targets: []spec.Target{{File: "Makefile", Name: "test"}}, Runner: "go test"}},
+		Evidence: []string{"e"}, Hint: "h", Depends: spec.Depends{Files: []string{"f"}, Targets: []string{"Makefile:test"}, Runner: "go test"},
+		Origin: &spec.Origin{File: ".github/workflows/ci.yml", Job: "test", Step: "Test"}},
 		Limits: spec.Limits{MaxIterations: 3, Timeout: 90 * time.Minute, IterationTimeout: 90 * time.Second, IdleTimeout: time.Minute, CheckTimeout: 1500 * time.Millisecond,
 			BudgetUSD: 1.25, MaxTokens: 9},
 		Agent:   spec.Agent{Provider: "codex", Command: "x", Model: "m", MaxTurns: 4, Args: []string{"-a"}, Config: "user"},

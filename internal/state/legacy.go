@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/aiwg/agent-loop/internal/safefs"
 	"github.com/aiwg/agent-loop/internal/spec"
 )
 
@@ -51,7 +52,7 @@ func firstNonEmpty(s ...string) string {
 // migrated loop id ("" when there was nothing to migrate).
 func (s *Store) MigrateLegacy() (string, error) {
 	path := filepath.Join(s.Root, LegacyFile)
-	b, err := os.ReadFile(path)
+	b, err := safefs.ReadFile(path, MaxStateBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}

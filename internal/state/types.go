@@ -201,6 +201,12 @@ type IterationEntry struct {
 	Explain         []string `json:"score_explanation,omitempty"`
 	Reinforcement   string   `json:"reinforcement_level,omitempty"`
 	Rebuilt         bool     `json:"rebuilt_from_commit,omitempty"`
+
+	// For the report (issue 14); optional, see report.go of this package.
+	AgentSummary  string         `json:"agent_summary,omitempty"`
+	FromStart     *Change        `json:"change_from_start,omitempty"`
+	HeldOut       *HeldOut       `json:"held_out,omitempty"`
+	CriterionRuns []CriterionRun `json:"criterion_runs,omitempty"`
 }
 
 // QualityBreakdown is the five parts of the quality score.
@@ -266,6 +272,10 @@ type RegressionDetails struct {
 	CurrentValue  any            `json:"current_value,omitempty"`
 	Diff          map[string]any `json:"diff,omitempty"`
 	Summary       string         `json:"summary,omitempty"`
+	// Tests and Paths name what the regression is about (test names, files
+	// changed), for the report's plain sentences; optional.
+	Tests []string `json:"tests,omitempty"`
+	Paths []string `json:"paths,omitempty"`
 }
 
 // ReinforcementChange records a change of reinforcement level.
@@ -368,6 +378,13 @@ type Harness struct {
 	PendingGate    *Gate          `json:"pending_gate,omitempty"`
 	MigratedFrom   string         `json:"migrated_from,omitempty"`
 	Baseline       *BaselineCheck `json:"baseline_check,omitempty"`
+
+	// For the report (issue 14); optional, see report.go of this package.
+	StopKind  StopKind `json:"stop_kind,omitempty"`
+	RepoURL   string   `json:"repo_url,omitempty"`
+	RunURL    string   `json:"run_url,omitempty"`
+	ReportURL string   `json:"report_url,omitempty"`
+	Resumes   []Resume `json:"resumes,omitempty"`
 }
 
 // Gate is a human decision the loop waits for (regression policy human-gate).

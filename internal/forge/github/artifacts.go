@@ -124,6 +124,12 @@ func (c *Client) DownloadArtifact(ctx context.Context, id int64) (map[string][]b
 // fetchBlob GETs a signed URL without any credentials, retrying 5xx and
 // network errors a few times.
 func (c *Client) fetchBlob(ctx context.Context, u *url.URL) ([]byte, error) {
+	return c.fetchSigned(ctx, u, readBounded)
+}
+
+// fetchSigned GETs a signed URL without any credentials and reads a 200
+// answer with read, retrying 5xx and network errors a few times.
+func (c *Client) fetchSigned(ctx context.Context, u *url.URL, read func(*http.Response) ([]byte, error)) ([]byte, error) {
 	host := u.Scheme + "://" + u.Host // never log the signed query
 	backoff := serverBackoff
 	var lastErr error
@@ -144,7 +150,7 @@ func (c *Client) fetchBlob(ctx context.Context, u *url.URL) ([]byte, error) {
 			lastErr = fmt.Errorf("blob at %s: %w", host, err)
 		} else {
 			if resp.StatusCode == http.StatusOK {
-				data, err := readBounded(resp)
+				data, err := read(resp)
 				resp.Body.Close()
 				if err != nil {
 					return nil, fmt.Errorf("blob at %s: %w", host, err)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	gh "github.com/google/go-github/v62/github"
+
+	"github.com/aiwg/agent-loop/internal/escape"
 )
 
 // Check run conclusions GitHub accepts from a client.
@@ -32,9 +34,8 @@ func (c *Client) CreateCheckRun(ctx context.Context, headSHA, name, conclusion, 
 	if headSHA == "" || name == "" {
 		return fmt.Errorf("check run %q: the head commit and the name are required", name)
 	}
-	if len(summary) > maxCheckSummaryBytes {
-		summary = truncateUTF8(summary, maxCheckSummaryBytes-len(truncatedNote)) + truncatedNote
-	}
+	summary = escape.Truncate(summary, maxCheckSummaryBytes, truncatedNote)
+	title = escape.Terminal(title)
 	opts := gh.CreateCheckRunOptions{
 		Name:        name,
 		HeadSHA:     headSHA,

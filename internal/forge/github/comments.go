@@ -9,9 +9,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	gh "github.com/google/go-github/v62/github"
+
+	"github.com/aiwg/agent-loop/internal/escape"
 )
 
 // ActionsBotLogin is the author of everything GITHUB_TOKEN writes.
@@ -38,10 +39,7 @@ func (c *Client) UpsertComment(ctx context.Context, number int, loopID, body str
 		return 0, fmt.Errorf("sticky comment: loop id %q: want letters, digits, '.', '_' or '-' (such as ralph-fix-tests-1a2b3c4d)", loopID)
 	}
 	marker := StickyMarker(loopID)
-	full := marker + "\n" + body
-	if len(full) > maxCommentBytes {
-		full = truncateUTF8(full, maxCommentBytes-len(truncatedNote)) + truncatedNote
-	}
+	full := escape.Truncate(marker+"\n"+body, maxCommentBytes, truncatedNote)
 
 	existing, err := c.findSticky(ctx, number, marker)
 	if err != nil {
@@ -164,11 +162,12 @@ func isForbidden(err error) bool {
 	return errors.As(err, &apiErr) && apiErr.Status == http.StatusForbidden
 }
 
-// Comment adds a comment to issue or pull request number.
+// Comment adds a comment to issue or pull request number. body is
+// Markdown whose untrusted parts the caller escaped (internal/escape, as
+// internal/report does); one over GitHub's limit is cut with
+// escape.Truncate, which closes an open <details> or code fence first.
 func (c *Client) Comment(ctx context.Context, number int, body string) (int64, error) {
-	if len(body) > maxCommentBytes {
-		body = truncateUTF8(body, maxCommentBytes-len(truncatedNote)) + truncatedNote
-	}
+	body = escape.Truncate(body, maxCommentBytes, truncatedNote)
 	var cm gh.IssueComment
 	rel := c.repoPath("issues", strconv.Itoa(number), "comments")
 	if _, err := c.do(ctx, http.MethodPost, rel, map[string]string{"body": body}, &cm, needIssues); err != nil {
@@ -210,15 +209,4 @@ func (c *Client) IssueTitleBody(ctx context.Context, number int) (string, string
 		return "", "", fmt.Errorf("reading issue #%d: %w", number, err)
 	}
 	return is.GetTitle(), is.GetBody(), nil
-}
-
-// truncateUTF8 cuts s to at most n bytes without splitting a rune.
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	gh "github.com/google/go-github/v62/github"
+
+	"github.com/aiwg/agent-loop/internal/escape"
 )
 
 // PR is a pull request as agent-loop needs it.
@@ -104,6 +106,11 @@ func (c *Client) GetPR(ctx context.Context, number int) (*PR, error) {
 // existing draft is marked ready for review when req.Draft is false; a ready
 // pull request is left ready.
 func (c *Client) EnsurePR(ctx context.Context, req PRRequest) (*PR, bool, error) {
+	// The title is plain text (often from the task): one line, no control
+	// or bidi characters. The body is Markdown the caller escaped; one
+	// over GitHub's limit is cut without leaving a <details> open.
+	req.Title = escape.Terminal(req.Title)
+	req.Body = escape.Truncate(req.Body, maxCommentBytes, truncatedNote)
 	if req.Head == "" || req.Base == "" || strings.TrimSpace(req.Title) == "" {
 		return nil, false, fmt.Errorf("pull request %q -> %q: the head branch, base branch and title are all required", req.Head, req.Base)
 	}

@@ -36,6 +36,9 @@ func (s *Server) route(c *call) bool {
 	}
 	h, args := repoRoute(m, seg[3:])
 	if h == nil {
+		h, args = ciRoute(m, seg[3:])
+	}
+	if h == nil {
 		return false
 	}
 	r, ok := s.repos[strings.ToLower(seg[1]+"/"+seg[2])]
@@ -763,12 +766,7 @@ func (c *call) downloadArtifact(r *repoState, args []string) {
 			c.errorJSON(http.StatusGone, "Artifact has expired", doc)
 			return
 		}
-		sig := randomHex(16)
-		c.s.blobSigs[sig] = id
-		loc := fmt.Sprintf("%s/artifacts/%d.zip?sv=2021-12-02&spr=https&se=%s&sr=b&sp=r&sig=%s",
-			c.s.blob.URL, id, url.QueryEscape(c.s.now().Add(time.Minute).Format(time.RFC3339)), sig)
-		c.w.Header().Set("Location", loc)
-		c.w.WriteHeader(http.StatusFound)
+		c.redirectToBlob("artifacts", id, ".zip")
 		return
 	}
 	c.notFound(doc)

@@ -1,7 +1,8 @@
 // Package githubtest is a fake GitHub for tests: an httptest.Server that
 // speaks the REST API agent-loop uses (repositories, collaborator
 // permissions, pull requests, issues and their comments, reactions, check
-// runs, Actions artifacts with their blob redirect) and the two GraphQL
+// runs, Actions artifacts with their blob redirect, workflow runs, jobs and
+// job logs, file contents, commit comparisons and commit comments) and the two GraphQL
 // operations it sends (viewer login, markPullRequestReadyForReview), with
 // in-memory state: a pull request created is found again by its head, a
 // comment updated is updated in place.
@@ -11,7 +12,8 @@
 // refusals) and fails the test on any request it does not handle. Tokens
 // are checked on every request; the blob server that artifact downloads are
 // redirected to fails the test when a request carries an Authorization
-// header. Faults (rate limits, 5xx) can be injected per endpoint.
+// header, and refuses such a request for a job log with 400
+// InvalidAuthenticationInfo, as Azure blob storage does. Faults (rate limits, 5xx) can be injected per endpoint.
 //
 // Typical use, in-process or against a binary (GITHUB_API_URL=srv.URL,
 // github-token githubtest.DefaultToken, GITHUB_REPOSITORY
@@ -124,9 +126,11 @@ type Server struct {
 	requests  []Request
 	blobHits  int
 	remaining int
-	blobSigs  map[string]int64 // signature -> artifact id
-	now       func() time.Time
-	userIDs   map[string]int64
+	blobSigs  map[string]int64 // signature -> artifact or job id
+	// logRejections counts log downloads refused for an Authorization header.
+	logRejections int
+	now           func() time.Time
+	userIDs       map[string]int64
 }
 
 // New starts a fake GitHub with DefaultToken and the repository
@@ -384,8 +388,15 @@ func (s *Server) rateHeaders(w http.ResponseWriter, graphql bool) {
 	h.Set("X-GitHub-Request-Id", randomHex(8))
 }
 
-// serveBlob serves artifact zips at signed URLs, like Azure blob storage.
+// serveBlob serves artifact zips and job logs at signed URLs, like Azure
+// blob storage.
 func (s *Server) serveBlob(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/logs/") {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.serveLogBlob(w, r)
+		return
+	}
 	if auth := r.Header.Get("Authorization"); auth != "" {
 		s.t.Errorf("githubtest: the blob server got an Authorization header (%d bytes): a token must never follow the redirect to a signed URL", len(auth))
 	}

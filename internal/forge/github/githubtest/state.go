@@ -46,6 +46,7 @@ type repoState struct {
 	reactions   []*Reaction
 	checkRuns   []*CheckRun
 	artifacts   []*storedArtifact
+	ci          *ciState // workflow runs, files, commits (ci.go)
 }
 
 func (r *repoState) fullName() string { return r.owner + "/" + r.name }
