@@ -627,7 +627,7 @@ func TestActionCommentHintInfersTheCriterion(t *testing.T) {
 		t.Errorf("confidence %q", outputs["completion-confidence"])
 	}
 	summary, _ := os.ReadFile(s.summary)
-	if !strings.Contains(string(summary), "inferred from the trigger comment's hint") {
+	if !strings.Contains(string(summary), "inferred from the trigger comment") {
 		t.Errorf("the report does not say where the criterion came from:\n%s", summary)
 	}
 }
