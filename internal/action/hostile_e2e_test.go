@@ -1,10 +1,12 @@
-package app_test
+package action_test
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -337,7 +339,9 @@ done
 		"task": "fix the calculator", "provider": "claude", "agent-command": "", "anthropic-api-key": "sk-ant-ownKey000000000000000001", "openai-api-key": "sk-otherProviderKey0000000002",
 		"gemini-api-key": "geminiOtherKey000000000000003", "pr": "none",
 	}, "1")
-	err := s.start(t, mainBin, map[string]string{"AGENT_LOOP_CLAUDE_BIN": bin, "GH_TOKEN": "ghp_ghToken0000000000000000004",
+	api := httptest.NewServer(http.NotFoundHandler()) // the model API answers the preflight
+	defer api.Close()
+	err := s.start(t, mainBin, map[string]string{"AGENT_LOOP_CLAUDE_BIN": bin, "GH_TOKEN": "ghp_ghToken0000000000000000004", "ANTHROPIC_BASE_URL": api.URL,
 		"ACTIONS_ID_TOKEN_REQUEST_URL": "https://oidc.example/?secret=oidcUrlSecret0005"}).Wait()
 	out := s.stdout.String()
 	if exitCode(err) != 0 {
@@ -378,7 +382,7 @@ done
 	// /proc/<harness>/environ: read by the agent and by the agent's test.
 	for _, f := range []string{"harness-environ-1.txt", "check-harness-environ.txt"} {
 		text := read(f)
-		if !strings.Contains(text, "\nINPUT_GITHUB-TOKEN=") {
+		if !strings.Contains("\n"+text, "\nINPUT_GITHUB-TOKEN=") { // any line: the environment's order is a map's
 			t.Errorf("%s is not the harness's environment:\n%s", f, text)
 		}
 		for _, sec := range append(secrets, "sk-ant-ownKey") {

@@ -1,4 +1,4 @@
-package app
+package action
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/aiwg/agent-loop/internal/actions"
+	"github.com/aiwg/agent-loop/internal/app"
 	"github.com/aiwg/agent-loop/internal/state"
 )
 
@@ -31,11 +32,7 @@ func TestActionYAMLAgreesWithCode(t *testing.T) {
 		}
 		return ""
 	}
-	rt, err := actions.NewRuntime(getenv, &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	configFromInputs(rt, t.TempDir())
+	settingsFromInputs(getenv, t.TempDir())
 	declared := map[string]bool{}
 	for _, name := range spec.InputNames() {
 		declared[actions.InputEnvName(name)] = true
@@ -63,7 +60,7 @@ func TestActionYAMLAgreesWithCode(t *testing.T) {
 	})
 	st := &state.State{LoopID: "ralph-x-0123abcd", Status: state.Completed, Iteration: 2, BestIteration: &state.BestIteration{Iteration: 2, QualityScore: 90, Commit: "abc"}}
 	a := &actionRun{w: w, stdout: &bytes.Buffer{}}
-	a.setOutputs(&RunResult{State: st, Dir: state.NewDir(dir, st.LoopID)})
+	a.setOutputs(&app.RunResult{State: st, Dir: state.NewDir(dir, st.LoopID)})
 	set := readOutputNames(t, out)
 	var missing []string
 	for _, name := range spec.OutputNames() {

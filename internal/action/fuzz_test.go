@@ -1,12 +1,12 @@
-package app
+package action
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -15,7 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/aiwg/agent-loop/internal/actions"
-	"github.com/aiwg/agent-loop/internal/config"
+	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/state"
 )
 
@@ -169,41 +169,40 @@ func realInputs(tb testing.TB) []map[string]string {
 	return out
 }
 
-func FuzzConfigFromInputs(f *testing.F) {
+func FuzzSettingsFromInputs(f *testing.F) {
 	for _, in := range realInputs(f) {
 		f.Add(encodeInputs(in))
 	}
 	f.Add("max-iterations=ten\ntimeout-minutes=-5\nbudget-usd=$5\npr=maybe\ndraft=sometimes\ngithub-token=\nprovider=Claude Code\n")
 	f.Fuzz(func(t *testing.T, encoded string) {
 		inputs := fuzzInputs(encoded)
-		rt := runtimeFor(t, "workflow_dispatch", "", inputs)
-		cfg, ai, problems := configFromInputs(rt, "/github/workspace")
-		for _, p := range problems {
-			var cp *config.Problem
-			if !errors.As(p, &cp) || cp.Field == "" || cp.Cause == "" {
-				t.Fatalf("problem %v (%T) is not a *config.Problem naming the input and the cause", p, p)
+		s := settingsFromInputs(func(k string) string {
+			for name, v := range inputs {
+				if actions.InputEnvName(name) == k {
+					return v
+				}
 			}
-			if !strings.HasPrefix(cp.Field, "input ") {
-				t.Fatalf("problem field %q does not name the input", cp.Field)
-			}
+			return ""
+		}, "/github/workspace")
+		if s.Start.Dir != "/github/workspace" || !s.Spec.Publish.Push {
+			t.Fatalf("Dir = %q, push %v", s.Start.Dir, s.Spec.Publish.Push)
 		}
-		if cfg.Dir != "/github/workspace" {
-			t.Fatalf("Dir = %q", cfg.Dir)
-		}
-		if ai.PR != "open" && ai.PR != "comment" && ai.PR != "none" && len(problems) == 0 {
-			t.Fatalf("pr %q accepted without a problem", ai.PR)
-		}
-		if ai.TriggerPhrase == "" {
+		if s.Action.TriggerPhrase == "" {
 			t.Fatal("empty trigger phrase")
 		}
-		// What Validate finds next is reported the same way.
-		for _, p := range config.Problems(config.Validate(cfg)) {
-			if p.Field == "" || p.Cause == "" {
-				t.Fatalf("Validate problem without field or cause: %+v", p)
+		// Every problem, of parsing or of validation, names its input and
+		// its cause.
+		_, err := spec.Validate(s, spec.DoorAction)
+		for _, p := range spec.Problems(err) {
+			if p.Cause == "" || !strings.HasPrefix(p.Error(), "input ") {
+				t.Fatalf("problem %q does not name the input and the cause", p.Error())
 			}
 		}
-		if err := config.Validate(cfg); err != nil && len(config.Problems(err)) == 0 {
-			t.Fatalf("Validate error %v holds no *config.Problem", err)
+		if err != nil && len(spec.Problems(err)) == 0 {
+			t.Fatalf("Validate error %v holds no *spec.Problem", err)
+		}
+		if err == nil && !slices.Contains(spec.PRModes, s.Spec.Publish.PR) {
+			t.Fatalf("pr %q accepted without a problem", s.Spec.Publish.PR)
 		}
 	})
 }

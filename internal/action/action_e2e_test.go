@@ -1,4 +1,4 @@
-package app_test
+package action_test
 
 import (
 	"bufio"
@@ -595,4 +595,39 @@ func leaks(log, secret string) bool {
 		}
 	}
 	return false
+}
+
+// A trigger comment's completion hint ("fix until green": the tests pass)
+// is used: with no completion input, the criterion is inferred with it, and
+// the state and the report say it came from the comment's hint.
+func TestActionCommentHintInfersTheCriterion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	t.Parallel()
+	mainBin, _ := binary(t)
+	w := newWorld(t)
+	os.WriteFile(filepath.Join(w.work, "hung"), nil, 0o644) // the agent does not hang
+	issue := w.gh.AddIssue(repoName, "alice", "calc is broken", "sub adds")
+	id := w.gh.AddComment(repoName, issue, "alice", "/agent-loop fix until green")
+	ws := w.checkout("ws")
+	s := w.step(ws, "issue_comment", commentEvent(issue, id, "alice", "/agent-loop fix until green"), map[string]string{"completion": "", "pr": "none"}, "1")
+	err := s.start(t, mainBin, nil).Wait()
+	out := s.stdout.String()
+	outputs := fileCommands(t, s.output)
+	if exitCode(err) != 0 || outputs["status"] != "completed" || outputs["completion-command"] != "sh test.sh" {
+		t.Fatalf("exit %d, outputs %v\n%s", exitCode(err), outputs, out)
+	}
+	st := loopState(t, ws, outputs["loop-id"])
+	crit := st["agent_loop"].(map[string]any)["spec"].(map[string]any)["criterion"].(map[string]any)
+	if crit["source"] != "comment-hint" || crit["hint"] != "tests pass" {
+		t.Errorf("criterion %v, want source comment-hint with the hint", crit)
+	}
+	if outputs["completion-confidence"] != "high" {
+		t.Errorf("confidence %q", outputs["completion-confidence"])
+	}
+	summary, _ := os.ReadFile(s.summary)
+	if !strings.Contains(string(summary), "inferred from the trigger comment") {
+		t.Errorf("the report does not say where the criterion came from:\n%s", summary)
+	}
 }

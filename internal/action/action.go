@@ -1,4 +1,4 @@
-package app
+package action
 
 import (
 	"context"
@@ -16,11 +16,14 @@ import (
 	"time"
 
 	"github.com/aiwg/agent-loop/internal/actions"
+	"github.com/aiwg/agent-loop/internal/app"
+	"github.com/aiwg/agent-loop/internal/exitcode"
 	ghforge "github.com/aiwg/agent-loop/internal/forge/github"
 	"github.com/aiwg/agent-loop/internal/gitrepo"
 	"github.com/aiwg/agent-loop/internal/loop"
 	"github.com/aiwg/agent-loop/internal/process"
 	"github.com/aiwg/agent-loop/internal/report"
+	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/state"
 )
 
@@ -51,16 +54,16 @@ func artifactName(baseID string) string { return "agent-loop-state-" + baseID }
 // that name would make the branch ambiguous.
 func stateRef(baseID string) string { return "refs/agent-loop-state/" + baseID }
 
-// ActionMain is the container action's main step. It returns the exit code.
-func ActionMain(ctx context.Context, o IO, getenv actions.Env, stdout io.Writer) int {
+// Main is the container action's main step. It returns the exit code.
+func Main(ctx context.Context, o app.IO, getenv actions.Env, stdout io.Writer) int {
 	w := actions.NewWriter(stdout, getenv)
 	rt, err := actions.NewRuntime(getenv, stdout)
 	if err != nil {
 		w.Annotate("error", "", 0, "agent-loop", err.Error())
-		return loop.ExitConfig
+		return exitcode.BadInput
 	}
 	_ = w.MarkMainStarted()
-	rt.MaskSecretInputs(w)
+	rt.MaskSecretInputs(w, spec.SecretInputs())
 	gctx := rt.Context()
 	workspace := getenv("GITHUB_WORKSPACE")
 	if workspace == "" {
@@ -68,20 +71,19 @@ func ActionMain(ctx context.Context, o IO, getenv actions.Env, stdout io.Writer)
 	}
 	defer chownToWorkspaceOwner(workspace)
 	a := &actionRun{w: w, rt: rt, o: o, stdout: stdout, workspace: workspace, getenv: getenv}
-	code := a.main(ctx, gctx.EventName, gctx.Repository, gctx.APIURL, gctx.ServerURL)
-	return code
+	return a.main(ctx, gctx.EventName, gctx.Repository, gctx.APIURL, gctx.ServerURL)
 }
 
 type actionRun struct {
 	getenv    actions.Env
 	w         *actions.Writer
 	rt        *actions.Runtime
-	o         IO
+	o         app.IO
 	stdout    io.Writer
 	workspace string
 	gh        *ghforge.Client
 	repo      *gitrepo.Repo
-	ai        actionInputs
+	s         spec.Settings
 	trig      trigger
 	baseID    string
 	obs       *actionObserver
@@ -90,33 +92,29 @@ type actionRun struct {
 func (a *actionRun) fail(code int, err error) int {
 	a.w.Annotate("error", "", 0, "agent-loop", a.w.Redact(err.Error()))
 	fmt.Fprintf(a.stdout, "agent-loop: %s\n", a.w.Redact(err.Error()))
-	_ = a.w.SetOutput("status", map[int]string{loop.ExitConfig: "configuration-error"}[code])
+	_ = a.w.SetOutput("status", map[int]string{exitcode.BadInput: "configuration-error"}[code])
 	return code
 }
 
 func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL string) int {
-	cfg, ai, problems := configFromInputs(a.rt, a.workspace)
-	a.ai = ai
-	for _, v := range ai.Credentials {
+	s := settingsFromInputs(a.getenv, a.workspace)
+	for _, v := range s.Action.Credentials {
 		a.w.Mask(v)
 	}
-	a.w.Mask(ai.Token)
-	if len(problems) > 0 {
-		return a.fail(loop.ExitConfig, problemList(problems))
-	}
-	owner, name, _ := strings.Cut(repoFull, "/")
-	gh, err := ghforge.New(ctx, ai.Token, apiURL, owner, name)
-	if err != nil {
-		return a.fail(loop.ExitConfig, err)
-	}
-	a.gh = gh
+	a.w.Mask(s.Action.Token)
 	ev, err := a.rt.Event()
 	if err != nil {
-		return a.fail(loop.ExitConfig, err)
+		return a.fail(exitcode.BadInput, err)
 	}
-	trig, err := resolveTrigger(ctx, event, ev, repoFull, cfg.Task, ai.TriggerPhrase, gh)
+	owner, name, _ := strings.Cut(repoFull, "/")
+	if strings.TrimSpace(s.Action.Token) != "" {
+		if a.gh, err = ghforge.New(ctx, s.Action.Token, apiURL, owner, name); err != nil {
+			return a.fail(exitcode.BadInput, err)
+		}
+	}
+	trig, err := resolveTrigger(ctx, event, ev, repoFull, s.Spec.Task, s.Action.TriggerPhrase, a.gh)
 	if err != nil {
-		return a.fail(loop.ExitNotCompleted, err)
+		return a.fail(exitcode.NotCompleted, err)
 	}
 	a.trig = trig
 	if trig.Skip != "" {
@@ -124,72 +122,98 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 		_ = a.w.SetOutput("status", "skipped")
 		return 0
 	}
-	cfg.Task = trig.Task
-	a.baseID = cfg.LoopID
-	if a.baseID == "" {
+	s.Spec.Task = trig.Task
+	if s.Spec.Criterion.Command == "" {
+		// "loop until coverage is above 80%": what done means, in the
+		// commenter's words, refines the inference.
+		s.Spec.Criterion.Hint = trig.Hint
+	}
+	if a.gh == nil {
+		// No token, nothing can be asked of GitHub: report the inputs.
+		_, err := spec.Validate(s, spec.DoorAction)
+		return a.fail(exitcode.BadInput, app.ProblemList(err))
+	}
+	a.baseID = s.Start.LoopID
+	if a.baseID == "" || !spec.ValidLoopID(a.baseID) {
 		a.baseID = state.DerivedLoopID(trig.Slug, trig.Key)
 	}
 	_ = a.w.SaveState(stBaseID, a.baseID)
 	_ = a.w.SaveState(stWorkspace, a.workspace)
 	_ = a.w.SaveState(stNumber, strconv.Itoa(trig.Number))
-	_ = a.w.SaveState(stPR, ai.PR)
-	_ = a.w.SaveState(stDraft, strconv.FormatBool(ai.Draft))
+	_ = a.w.SaveState(stPR, s.Spec.Publish.PR)
+	_ = a.w.SaveState(stDraft, strconv.FormatBool(s.Spec.Publish.Draft))
 
 	// Refusals: a clear comment, never a silent no-op.
-	if trig.Fork && !ai.AllowForks {
-		return a.refuse(ctx, fmt.Sprintf("agent-loop does not run on pull requests from forks: the fork's code would run with this repository's token and secrets. A maintainer can set `allow-forks: true` to allow it (read the security notes in the README first)."))
+	if trig.Fork && !s.Action.AllowForks {
+		return a.refuse(ctx, "agent-loop does not run on pull requests from forks: the fork's code would run with this repository's token and secrets. A maintainer can set `allow-forks: true` to allow it (read the security notes in the README first).")
 	}
 	if trig.CheckActor {
-		perm, err := gh.ActorPermission(ctx, trig.Actor)
+		perm, err := a.gh.ActorPermission(ctx, trig.Actor)
 		if err != nil {
-			return a.fail(loop.ExitNotCompleted, fmt.Errorf("checking the permission of @%s: %w", trig.Actor, err))
+			return a.fail(exitcode.NotCompleted, fmt.Errorf("checking the permission of @%s: %w", trig.Actor, err))
 		}
 		if !ghforge.CanTrigger(perm) {
 			return a.refuse(ctx, fmt.Sprintf("@%s, agent-loop only runs for people with write, maintain or admin permission on this repository (yours: %s).", trig.Actor, perm))
 		}
 	}
-	if strings.TrimSpace(cfg.Task) == "" {
-		return a.fail(loop.ExitConfig, errors.New("input task: missing; give the task as the `task` input (workflow_dispatch: an input named task), or trigger the loop from a comment or an issue"))
-	}
-	if trig.CommentID != 0 {
-		if err := gh.React(ctx, trig.CommentID, "eyes"); err != nil {
-			fmt.Fprintf(a.stdout, "agent-loop: could not react to the comment: %v\n", err)
-		}
-	}
 
-	repo, err := gitrepo.Open(a.workspace, gitrepo.Options{Remote: "origin", Token: ai.Token, Exclude: excludeInAction})
+	repo, err := gitrepo.Open(a.workspace, gitrepo.Options{Remote: "origin", Token: s.Action.Token, Exclude: s.Spec.Publish.Exclude})
 	if err != nil {
-		return a.fail(loop.ExitConfig, err)
+		return a.fail(exitcode.BadInput, err)
 	}
 	a.repo = repo
-	if info := repo.Info(); info.LFS {
-		a.w.Annotate("warning", "", 0, "agent-loop", "this repository uses Git LFS: agent-loop commits LFS-tracked files as they are in the work tree (pointers are not re-created); check the loop's changes to such files")
-	}
-
 	// Resume from the newest state of this trigger, if there is one.
 	prev, err := a.restore(ctx)
 	if err != nil {
 		fmt.Fprintf(a.stdout, "agent-loop: no state restored: %v\n", err)
 	}
+	if prev == nil {
+		s.Start.LoopID = a.baseID
+		if d := state.NewDir(a.repoRoot(), a.baseID); d.Exists() {
+			// This trigger's earlier loop is finished: a new one.
+			s.Start.LoopID = state.DerivedLoopID(trig.Slug, trig.Key+"#"+strconv.FormatInt(a.rt.Context().RunID, 10))
+		}
+		if trig.HeadRef != "" && !trig.Fork {
+			// Work on the pull request's own branch, from its head (not
+			// the merge commit actions/checkout made).
+			s.Spec.Publish.Branch = trig.HeadRef
+		}
+	}
+	// The one check of the inputs, now that the trigger has said what it
+	// adds (the task, the branch): every problem at once, each naming its
+	// input.
+	v, err := spec.Validate(s, spec.DoorAction)
+	if err != nil {
+		return a.fail(exitcode.BadInput, app.ProblemList(err))
+	}
+	a.s = v.Settings()
+	if trig.CommentID != 0 {
+		if err := a.gh.React(ctx, trig.CommentID, "eyes"); err != nil {
+			fmt.Fprintf(a.stdout, "agent-loop: could not react to the comment: %v\n", err)
+		}
+	}
+	if info := repo.Info(); info.LFS {
+		a.w.Annotate("warning", "", 0, "agent-loop", "this repository uses Git LFS: agent-loop commits LFS-tracked files as they are in the work tree (pointers are not re-created); check the loop's changes to such files")
+	}
 	environ := append([]string(nil), a.o.Environ...)
-	for k, v := range ai.Credentials {
+	for k, v := range a.s.Action.Credentials {
 		environ = append(environ, k+"="+v)
 	}
 	untrusted := a.w.Untrusted(a.stdout)
 	defer untrusted.Close()
-	runIO := IO{Stdin: strings.NewReader(""), Stdout: untrusted, Stderr: untrusted, Environ: environ}
+	runIO := app.IO{Stdin: strings.NewReader(""), Stdout: untrusted, Stderr: untrusted, Environ: environ}
 	a.obs = &actionObserver{run: a, serverURL: serverURL, repoFull: repoFull}
-	hooks := Hooks{Observer: a.obs, Exclude: excludeInAction, Token: ai.Token, Remote: "origin", Owner: nonEmpty(trig.Actor, a.rt.Context().Actor),
+	hooks := app.Hooks{Observer: a.obs, Token: a.s.Action.Token, Remote: "origin", Owner: nonEmpty(trig.Actor, a.rt.Context().Actor),
 		Protect: a.commandFiles()}
 
-	var res *RunResult
+	var res *app.RunResult
 	if prev != nil {
 		_ = a.w.SaveState(stLoopID, prev.LoopID)
 		fmt.Fprintf(a.stdout, "agent-loop: resuming %s from iteration %d\n", prev.LoopID, prev.Iteration)
 		if err := a.checkout(ctx, prev.Harness.Branch, prev.Harness.HeadSHA); err != nil {
-			return a.fail(loop.ExitNotCompleted, err)
+			return a.fail(exitcode.NotCompleted, err)
 		}
-		ro := ResumeOptions{}
+		ro := app.ResumeOptions{Door: spec.DoorAction}
 		if g := prev.Harness.PendingGate; g != nil && g.Decision == "" {
 			// A loop paused by the human-gate regression policy: the
 			// decision is the comment "/agent-loop approve" or "reject".
@@ -200,38 +224,29 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 				ro.Reject = true
 			default:
 				msg := fmt.Sprintf("loop %s waits for a decision on iteration %d (%s): comment `%s approve` to accept the change or `%s reject` to revert it and go on.",
-					prev.LoopID, g.Iteration, g.Reason, ai.TriggerPhrase, ai.TriggerPhrase)
+					prev.LoopID, g.Iteration, g.Reason, a.s.Action.TriggerPhrase, a.s.Action.TriggerPhrase)
 				return a.refuse(ctx, msg)
 			}
 		}
-		res, err = Resume(ctx, a.workspace, prev.LoopID, ro, runIO, hooks)
+		res, err = app.Resume(ctx, a.workspace, prev.LoopID, ro, runIO, hooks)
 	} else {
-		cfg.LoopID = a.baseID
-		if d := state.NewDir(a.repoRoot(), a.baseID); d.Exists() {
-			// This trigger's earlier loop is finished: a new one.
-			cfg.LoopID = state.DerivedLoopID(trig.Slug, trig.Key+"#"+strconv.FormatInt(a.rt.Context().RunID, 10))
-		}
-		_ = a.w.SaveState(stLoopID, cfg.LoopID)
+		_ = a.w.SaveState(stLoopID, a.s.Start.LoopID)
 		if trig.HeadRef != "" && !trig.Fork {
-			// Work on the pull request's own branch, from its head (not the
-			// merge commit actions/checkout made).
 			if err := a.checkout(ctx, trig.HeadRef, trig.HeadSHA); err != nil {
-				return a.fail(loop.ExitNotCompleted, err)
+				return a.fail(exitcode.NotCompleted, err)
 			}
-			cfg.Branch = trig.HeadRef
 		}
 		// Preflight of the token: it must be able to push (the state ref).
-		if _, err := repo.PushRef(ctx, stateRef(a.baseID), map[string][]byte{"README": []byte("agent-loop state for " + cfg.LoopID + "\n")}, "agent-loop: preflight"); err != nil {
-			return a.fail(loop.ExitConfig, fmt.Errorf("the github-token cannot push to this repository (%v); grant `permissions: contents: write` (and pull-requests: write, issues: write) to the job, or pass a token that can", err))
+		if _, err := repo.PushRef(ctx, stateRef(a.baseID), map[string][]byte{"README": []byte("agent-loop state for " + a.s.Start.LoopID + "\n")}, "agent-loop: preflight"); err != nil {
+			return a.fail(exitcode.BadInput, fmt.Errorf("the github-token cannot push to this repository (%v); grant `permissions: contents: write` (and pull-requests: write, issues: write) to the job, or pass a token that can", err))
 		}
-		res, err = Run(ctx, cfg, runIO, hooks)
+		res, err = app.Run(ctx, v, runIO, hooks)
 	}
 	if err != nil && res == nil {
-		var ee *ExitError
-		if errors.As(err, &ee) {
-			return a.fail(ee.Code, ee.Err)
+		if app.IsUsage(err) {
+			return a.fail(exitcode.BadInput, err)
 		}
-		return a.fail(loop.ExitNotCompleted, err)
+		return a.fail(exitcode.NotCompleted, err)
 	}
 	cancelled := ctx.Err() != nil
 	var unpushed error
@@ -250,23 +265,32 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 		}
 		_ = a.w.SaveState(stPublished, "1")
 	}
-	code := res.Outcome.ExitCode()
+	return a.exitCode(res, err, unpushed)
+}
+
+// exitCode is the step's exit code: 0 completed, 2 bad input, 1 not
+// completed unless fail-on-incomplete is false; a result that did not
+// reach the repository is never a success.
+func (a *actionRun) exitCode(res *app.RunResult, err, unpushed error) int {
+	code := exitcode.NotCompleted
+	switch {
+	case app.IsUsage(err):
+		code = exitcode.BadInput
+	case err == nil && res.Completed():
+		code = exitcode.Completed
+	}
 	if err != nil {
-		var ee *ExitError
-		if errors.As(err, &ee) {
-			code = ee.Code
-		}
 		a.w.Annotate("error", "", 0, "agent-loop", a.w.Redact(err.Error()))
 	}
-	if code == loop.ExitNotCompleted && !a.ai.FailOnIncomplete {
-		code = 0
+	if code == exitcode.NotCompleted && !a.s.Action.FailOnIncomplete {
+		code = exitcode.Completed
 	}
 	if unpushed != nil {
 		// Whatever the loop's status, its result did not reach the
 		// repository: the step must not look successful.
 		a.w.Annotate("error", "", 0, "agent-loop: the result was not pushed", a.w.Redact(unpushed.Error()))
 		fmt.Fprintf(a.stdout, "agent-loop: %s\n", a.w.Redact(unpushed.Error()))
-		code = max(code, loop.ExitNotCompleted)
+		code = max(code, exitcode.NotCompleted)
 	}
 	return code
 }
@@ -277,7 +301,7 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 // exist only in this runner.
 func (a *actionRun) pushResult(ctx context.Context, st *state.State) error {
 	h := st.Harness
-	if !h.Push || h.Branch == "" || h.HeadSHA == "" || len(h.PushErrors) == 0 {
+	if !h.Spec.Publish.Push || h.Branch == "" || h.HeadSHA == "" || len(h.PushErrors) == 0 {
 		return nil
 	}
 	if err := a.repo.Push(ctx, h.Branch); err != nil {
@@ -296,7 +320,7 @@ const bundleFile = "branch.bundle"
 // is bundled into the loop directory, so the state artifact carries it and a
 // maintainer can fetch it; otherwise an earlier run's bundle is removed. It
 // returns unpushed, completed with how to get the commits.
-func (a *actionRun) bundleUnpushed(ctx context.Context, res *RunResult, unpushed error) error {
+func (a *actionRun) bundleUnpushed(ctx context.Context, res *app.RunResult, unpushed error) error {
 	p := res.Dir.File(bundleFile)
 	h := res.State.Harness
 	if unpushed == nil || h.Branch == "" || h.BaseSHA == "" {
@@ -517,7 +541,7 @@ func lookupEnv(environ []string, k string) string {
 	return v
 }
 
-func (a *actionRun) setOutputs(res *RunResult) {
+func (a *actionRun) setOutputs(res *app.RunResult) {
 	st := res.State
 	set := func(k, v string) {
 		if err := a.w.SetOutput(k, v); err != nil {
@@ -543,8 +567,8 @@ func (a *actionRun) setOutputs(res *RunResult) {
 	}
 	set("pr-number", pr)
 	set("pr-url", st.Harness.PRURL)
-	set("completion-command", st.CompletionCriteria)
-	set("completion-confidence", st.Harness.Confidence)
+	set("completion-command", st.Harness.Spec.Criterion.Command)
+	set("completion-confidence", st.Harness.Spec.Criterion.Confidence)
 	set("total-cost-usd", strconv.FormatFloat(st.Metrics.TotalCostUSD, 'f', -1, 64))
 	set("total-tokens", strconv.FormatInt(st.Metrics.TotalTokens, 10))
 	set("report-path", res.Dir.Rel("report.md"))
@@ -594,13 +618,13 @@ func (ob *actionObserver) Observe(ctx context.Context, ev loop.Event) {
 func (ob *actionObserver) publish(ctx context.Context, st *state.State, final bool) {
 	a := ob.run
 	commitURL := strings.TrimRight(ob.serverURL, "/") + "/" + ob.repoFull + "/commit/%s"
-	if a.ai.PR == "open" && st.Harness.Branch != "" && a.trig.HeadRef == "" && len(st.IterationHistory) > 0 {
-		base := nonEmpty(a.ai.Base, nonEmpty(a.trig.BaseRef, nonEmpty(st.Harness.OriginalBranch, a.trig.DefaultBranch)))
+	if a.s.Spec.Publish.PR == "open" && st.Harness.Branch != "" && a.trig.HeadRef == "" && len(st.IterationHistory) > 0 {
+		base := nonEmpty(a.s.Spec.Publish.Base, nonEmpty(a.trig.BaseRef, nonEmpty(st.Harness.OriginalBranch, a.trig.DefaultBranch)))
 		body := report.Render(st, report.Options{Target: report.PR, CommitURL: commitURL, Resume: ob.resumeHint(st)})
 		if a.trig.Number > 0 && !a.trig.IsPR {
 			body += fmt.Sprintf("\nStarted from #%d.\n", a.trig.Number)
 		}
-		draft := a.ai.Draft || st.Status != state.Completed
+		draft := a.s.Spec.Publish.Draft || st.Status != state.Completed
 		pr, _, err := a.gh.EnsurePR(ctx, ghforge.PRRequest{Head: st.Harness.Branch, Base: base, Title: prTitle(st.Task), Body: body, Draft: draft})
 		if err != nil {
 			fmt.Fprintf(a.stdout, "agent-loop: opening the pull request failed: %v\n", a.w.Redact(err.Error()))
@@ -617,7 +641,7 @@ func (ob *actionObserver) publish(ctx context.Context, st *state.State, final bo
 	if number == 0 && ob.pr != nil {
 		number = ob.pr.Number
 	}
-	if number > 0 && a.ai.PR != "none" {
+	if number > 0 && a.s.Spec.Publish.PR != "none" {
 		body := report.Render(st, report.Options{Target: report.PR, CommitURL: commitURL, Resume: ob.resumeHint(st)})
 		if _, err := a.gh.UpsertComment(ctx, number, st.LoopID, body); err != nil {
 			fmt.Fprintf(a.stdout, "agent-loop: updating the comment failed: %v\n", a.w.Redact(err.Error()))
@@ -642,16 +666,16 @@ func prTitle(task string) string {
 	return "agent-loop: " + line
 }
 
-// ActionPost is the post step: it runs even when main failed or was
+// Post is the post step: it runs even when main failed or was
 // cancelled, publishes what main could not, and uploads the state.
-func ActionPost(ctx context.Context, o IO, getenv actions.Env, stdout io.Writer) int {
+func Post(ctx context.Context, o app.IO, getenv actions.Env, stdout io.Writer) int {
 	w := actions.NewWriter(stdout, getenv)
 	rt, err := actions.NewRuntime(getenv, stdout)
 	if err != nil {
 		fmt.Fprintf(stdout, "agent-loop post: %v\n", err)
 		return 0
 	}
-	rt.MaskSecretInputs(w)
+	rt.MaskSecretInputs(w, spec.SecretInputs())
 	loopID, baseID, workspace := rt.State(stLoopID), rt.State(stBaseID), rt.State(stWorkspace)
 	if workspace == "" {
 		workspace = nonEmpty(getenv("GITHUB_WORKSPACE"), ".")
@@ -660,7 +684,8 @@ func ActionPost(ctx context.Context, o IO, getenv actions.Env, stdout io.Writer)
 	if loopID == "" || rt.State(stUploaded) == "1" {
 		return 0
 	}
-	repo, err := gitrepo.Open(workspace, gitrepo.Options{Remote: "origin", Token: rt.Input("github-token"), Exclude: excludeInAction})
+	post := spec.FromInputs(getenv)
+	repo, err := gitrepo.Open(workspace, gitrepo.Options{Remote: "origin", Token: post.Action.Token, Exclude: excludeInAction})
 	if err != nil {
 		fmt.Fprintf(stdout, "agent-loop post: %v\n", err)
 		return 0
@@ -683,13 +708,14 @@ func ActionPost(ctx context.Context, o IO, getenv actions.Env, stdout io.Writer)
 	if rt.State(stPublished) != "1" {
 		gctx := rt.Context()
 		owner, name, _ := strings.Cut(gctx.Repository, "/")
-		if gh, err := ghforge.New(ctx, rt.Input("github-token"), gctx.APIURL, owner, name); err == nil {
+		if gh, err := ghforge.New(ctx, post.Action.Token, gctx.APIURL, owner, name); err == nil {
 			number, _ := strconv.Atoi(rt.State(stNumber))
 			if n, _ := strconv.Atoi(rt.State(stPRNumber)); number == 0 {
 				number = n
 			}
+			post.Spec.Publish.PR, post.Spec.Publish.Draft = nonEmpty(rt.State(stPR), post.Spec.Publish.PR), rt.State(stDraft) == "true"
 			run := &actionRun{w: w, rt: rt, o: o, stdout: stdout, workspace: workspace, gh: gh, repo: repo, baseID: baseID,
-				ai: actionInputs{PR: nonEmpty(rt.State(stPR), "open"), Draft: rt.State(stDraft) == "true"}, trig: trigger{Number: number}}
+				s: post, trig: trigger{Number: number}}
 			ob := &actionObserver{run: run, serverURL: gctx.ServerURL, repoFull: gctx.Repository}
 			if files, err := loopFiles(d, false, w.Redact); err == nil {
 				_, _ = repo.PushRef(ctx, stateRef(baseID), files, "agent-loop state of "+loopID+" (post step)")
@@ -732,4 +758,11 @@ func chownToWorkspaceOwner(workspace string) {
 		}
 		return nil
 	})
+}
+
+func nonEmpty(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
 }

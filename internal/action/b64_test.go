@@ -1,4 +1,4 @@
-package app_test
+package action_test
 
 import "encoding/base64"
 
