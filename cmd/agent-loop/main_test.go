@@ -46,6 +46,31 @@ func TestScripts(t *testing.T) {
 		Dir:                 filepath.Join("..", "..", "testdata", "script"),
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
+			// The harness's private state, outside the work tree.
+			stateDir, err := os.MkdirTemp("", "agent-loop-state-")
+			if err != nil {
+				return err
+			}
+			env.Defer(func() { os.RemoveAll(stateDir) })
+			env.Setenv("AGENT_LOOP_STATE_DIR", stateDir)
+			env.Setenv("STATEDIR", stateDir)
+			// As root the sandbox user must reach the work tree; the
+			// scripted agents report what they saw in files of $WORK,
+			// outside the work tree: the sandbox may write there
+			// (AGENT_LOOP_TEST_WRITABLE, honoured by test builds only),
+			// and as root its user too (sticky: it cannot move the repo).
+			if os.Geteuid() == 0 {
+				for d := filepath.Dir(env.WorkDir); d != os.TempDir() && d != "/" && d != "."; d = filepath.Dir(d) {
+					if err := os.Chmod(d, 0o755); err != nil {
+						return err
+					}
+				}
+				if err := os.Chmod(env.WorkDir, 0o1777); err != nil {
+					return err
+				}
+			}
+			env.Setenv("AGENT_LOOP_TEST_WRITABLE", env.WorkDir)
+			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			env.Setenv("AGENT_LOOP_SCHEMAS", schemas.Dir())
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			env.Setenv("GIT_AUTHOR_NAME", "Test")
@@ -56,7 +81,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("CI", "true")
 			// Scripts that run `go test` as the completion command share the
 			// build cache of the test run.
-			if out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output(); err == nil {
+			// (As root the sandbox user's go uses caches of its own: the test
+			// run's are under root's home, which it cannot enter.)
+			if out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output(); err == nil && os.Geteuid() != 0 {
 				if f := strings.Fields(string(out)); len(f) == 2 {
 					env.Setenv("GOCACHE", f[0])
 					env.Setenv("GOMODCACHE", f[1])
@@ -73,6 +100,10 @@ func TestScripts(t *testing.T) {
 			case "go":
 				_, err := exec.LookPath("go")
 				return err == nil, nil
+			case "root":
+				// The harness runs as root: the sandbox runs the agent as
+				// another user (privilege separation).
+				return os.Geteuid() == 0, nil
 			case "codex":
 				// The real Codex CLI, from $AGENT_LOOP_CLI_BIN.
 				dir := os.Getenv("AGENT_LOOP_CLI_BIN")
@@ -98,8 +129,24 @@ func TestScripts(t *testing.T) {
 			"signal":    cmdSignal,
 			"fakeapi":   cmdFakeAPI,
 			"fakemodel": cmdFakeModel,
+			"privdir":   cmdPrivDir,
 		},
 	})
+}
+
+// privdir VAR sets VAR to the harness's private directory of the
+// repository in the current directory (under $AGENT_LOOP_STATE_DIR), where
+// the live state is.
+func cmdPrivDir(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: privdir VAR")
+	}
+	root, err := exec.Command("git", "-C", ts.MkAbs("."), "rev-parse", "--show-toplevel").Output()
+	ts.Check(err)
+	dir, err := sandbox.PrivateDir(ts.Getenv("AGENT_LOOP_STATE_DIR"), strings.TrimSpace(string(root)))
+	ts.Check(err)
+	ts.Check(os.MkdirAll(filepath.Join(dir, ".aiwg", "ralph"), 0o700))
+	ts.Setenv(args[0], dir)
 }
 
 // schema NAME FILE... validates JSON files against a shared schema.

@@ -169,7 +169,7 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 	}
 	if prev == nil {
 		s.Start.LoopID = a.baseID
-		if d := state.NewDir(a.repoRoot(), a.baseID); d.Exists() {
+		if d := app.LoopDir(a.repoRoot(), a.baseID, a.o.Environ); d.Exists() {
 			// This trigger's earlier loop is finished: a new one.
 			s.Start.LoopID = state.DerivedLoopID(trig.Slug, trig.Key+"#"+strconv.FormatInt(a.rt.Context().RunID, 10))
 		}
@@ -250,7 +250,8 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 	}
 	cancelled := ctx.Err() != nil
 	var unpushed error
-	if !cancelled {
+	// Processes of the agent's code outlived their run: nothing is pushed.
+	if !cancelled && !res.Outcome.Uncontained {
 		unpushed = a.pushResult(ctx, res.State)
 		unpushed = a.bundleUnpushed(ctx, res, unpushed)
 	}
@@ -404,40 +405,6 @@ func (a *actionRun) refuse(ctx context.Context, msg string) int {
 	return 0
 }
 
-// loopFiles are the files of a loop directory kept in the state ref and the
-// artifact (logs and transcripts only in the artifact).
-func loopFiles(d state.Dir, withLogs bool, redact func(string) string) (map[string][]byte, error) {
-	files := map[string][]byte{}
-	err := filepath.WalkDir(d.Path(), func(p string, de fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if de.IsDir() || !de.Type().IsRegular() {
-			return nil
-		}
-		rel, _ := filepath.Rel(d.Path(), p)
-		rel = filepath.ToSlash(rel)
-		if !withLogs && (strings.HasPrefix(rel, "logs/") || strings.HasPrefix(rel, "transcripts/")) {
-			return nil
-		}
-		if rel == "control" || (rel == bundleFile && !withLogs) {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		// Compressed files and the bundle are binary: a mask would corrupt
-		// them (the bundle holds what a push would have published).
-		if redact != nil && !strings.HasSuffix(rel, ".gz") && rel != bundleFile {
-			b = []byte(redact(string(b)))
-		}
-		files[rel] = b
-		return nil
-	})
-	return files, err
-}
-
 // restore finds the newest state of this trigger (state ref or artifact of
 // an earlier run), writes it into .aiwg/ralph/loops/<id>/ and returns it when
 // the loop can be resumed.
@@ -516,12 +483,10 @@ func uploadState(ctx context.Context, rt *actions.Runtime, w *actions.Writer, en
 	if err != nil {
 		return err
 	}
-	files, err := loopFiles(d, true, w.Redact)
-	if err != nil {
-		return err
-	}
+	var skipped []string
+	src := loopSource(d, w, &skipped)
 	name := artifactName(baseID)
-	if _, _, err := client.Upload(ctx, name, files); err != nil {
+	if _, _, err := client.UploadFrom(ctx, name, src); err != nil {
 		if !errors.Is(err, actions.ErrArtifactExists) {
 			return err
 		}
@@ -529,10 +494,12 @@ func uploadState(ctx context.Context, rt *actions.Runtime, w *actions.Writer, en
 		if _, derr := client.Delete(ctx, name); derr != nil {
 			return fmt.Errorf("%w (and deleting the earlier one failed: %v)", err, derr)
 		}
-		if _, _, err := client.Upload(ctx, name, files); err != nil {
+		skipped = nil
+		if _, _, err := client.UploadFrom(ctx, name, src); err != nil {
 			return err
 		}
 	}
+	noteSkipped(w, "the state artifact", skipped)
 	return nil
 }
 
@@ -605,8 +572,8 @@ func (ob *actionObserver) Observe(ctx context.Context, ev loop.Event) {
 		end()
 	}
 	// The state ref: durable state beyond artifacts, every iteration.
-	d := state.NewDir(a.repoRoot(), st.LoopID)
-	if files, err := loopFiles(d, false, a.w.Redact); err == nil {
+	d := app.LoopDir(a.repoRoot(), st.LoopID, a.o.Environ)
+	if files, err := loopFiles(d, a.w); err == nil {
 		if _, err := a.repo.PushRef(ctx, stateRef(a.baseID), files, fmt.Sprintf("agent-loop state of %s after iteration %d", st.LoopID, st.Iteration)); err != nil {
 			fmt.Fprintf(a.stdout, "agent-loop: pushing the state ref failed: %v\n", err)
 		}
@@ -649,7 +616,7 @@ func (ob *actionObserver) publish(ctx context.Context, st *state.State, final bo
 	}
 	_ = a.w.Summary(report.Render(st, report.Options{Target: report.Summary, CommitURL: commitURL, Resume: ob.resumeHint(st)}))
 	if final {
-		d := state.NewDir(a.repoRoot(), st.LoopID)
+		d := app.LoopDir(a.repoRoot(), st.LoopID, a.o.Environ)
 		_ = d.Save(st, time.Now())
 	}
 }
@@ -690,7 +657,7 @@ func Post(ctx context.Context, o app.IO, getenv actions.Env, stdout io.Writer) i
 		fmt.Fprintf(stdout, "agent-loop post: %v\n", err)
 		return 0
 	}
-	d := state.NewDir(repo.Root(), loopID)
+	d := app.LoopDir(repo.Root(), loopID, o.Environ)
 	st, err := d.Load()
 	if err != nil {
 		fmt.Fprintf(stdout, "agent-loop post: no state to publish: %v\n", err)
@@ -717,7 +684,7 @@ func Post(ctx context.Context, o app.IO, getenv actions.Env, stdout io.Writer) i
 			run := &actionRun{w: w, rt: rt, o: o, stdout: stdout, workspace: workspace, gh: gh, repo: repo, baseID: baseID,
 				s: post, trig: trigger{Number: number}}
 			ob := &actionObserver{run: run, serverURL: gctx.ServerURL, repoFull: gctx.Repository}
-			if files, err := loopFiles(d, false, w.Redact); err == nil {
+			if files, err := loopFiles(d, w); err == nil {
 				_, _ = repo.PushRef(ctx, stateRef(baseID), files, "agent-loop state of "+loopID+" (post step)")
 			}
 			ob.publish(ctx, st, true)

@@ -584,7 +584,10 @@ func (s *Sandbox) Sweep(leader int) (int, error) {
 		reported, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 	}
 	n, err := s.sweep(leader)
-	return reported + n, err
+	if n += reported; n > 0 {
+		fmt.Fprintf(s.log, "agent-loop: the sandboxed command left %d process(es) running when it ended; the sandbox ended them\n", n)
+	}
+	return n, err
 }
 
 // sweep is the harness's own sweep after a run: the supervisor has ended

@@ -37,6 +37,7 @@ var known = map[string]string{
 	"private": "the live state, registry and control file in the work tree's .aiwg/ (the old layout)",
 	"stream":  "the loop's files are read whole into memory for the state ref and the artifact",
 	"escape":  "agent-controlled text reaches the terminal and the reports as it is",
+	"safefs":  "the harness's opens follow symlinks, wait on FIFOs and read without a size limit",
 	// internal/gitrepo (trusted git)
 	"git-index":   "stage through the agent-writable .git/index",
 	"git-objects": "read the repository's objects unverified",
@@ -96,9 +97,31 @@ func Active() string {
 	return strings.Join(list(), ",")
 }
 
+// WritableVar names directories (colon-separated) the sandboxed code may
+// write besides its own, for tests whose scripted agents report what they
+// saw in files outside the work tree. Honoured as EnvVar is.
+const WritableVar = "AGENT_LOOP_TEST_WRITABLE"
+
+// Writable lists the directories of WritableVar.
+func Writable() []string {
+	if !honoured() {
+		return nil
+	}
+	var out []string
+	for _, d := range strings.Split(os.Getenv(WritableVar), ":") {
+		if d = strings.TrimSpace(d); d != "" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // Check says whether the process may start: an error when EnvVar is set in
 // a binary that does not honour it, or names a defence that does not exist.
 func Check() error {
+	if os.Getenv(WritableVar) != "" && !honoured() {
+		return fmt.Errorf("%s is set: it is for agent-loop's own tests and only a test build honours it; unset it", WritableVar)
+	}
 	names := list()
 	if len(names) == 0 {
 		return nil
