@@ -21,7 +21,9 @@ import (
 	"github.com/aiwg/agent-loop/internal/cli"
 	"github.com/aiwg/agent-loop/internal/fakemodel"
 	"github.com/aiwg/agent-loop/internal/sandbox"
+	"github.com/aiwg/agent-loop/internal/sandbox/sandboxtest"
 	"github.com/aiwg/agent-loop/internal/schemas"
+	"github.com/aiwg/agent-loop/internal/weaken"
 )
 
 // The acceptance tests run the real binary (this test binary re-executed as
@@ -59,17 +61,10 @@ func TestScripts(t *testing.T) {
 			// outside the work tree: the sandbox may write there
 			// (AGENT_LOOP_TEST_WRITABLE, honoured by test builds only),
 			// and as root its user too (sticky: it cannot move the repo).
-			if os.Geteuid() == 0 {
-				for d := filepath.Dir(env.WorkDir); d != os.TempDir() && d != "/" && d != "."; d = filepath.Dir(d) {
-					if err := os.Chmod(d, 0o755); err != nil {
-						return err
-					}
-				}
-				if err := os.Chmod(env.WorkDir, 0o1777); err != nil {
-					return err
-				}
+			if err := sandboxtest.Share(env.WorkDir); err != nil {
+				return err
 			}
-			env.Setenv("AGENT_LOOP_TEST_WRITABLE", env.WorkDir)
+			env.Setenv(weaken.WritableVar, env.WorkDir)
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			env.Setenv("AGENT_LOOP_SCHEMAS", schemas.Dir())
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")

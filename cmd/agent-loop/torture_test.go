@@ -25,6 +25,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/aiwg/agent-loop/internal/crashpoint"
+	"github.com/aiwg/agent-loop/internal/sandbox/sandboxtest"
 	"github.com/aiwg/agent-loop/internal/schemas"
 	"github.com/aiwg/agent-loop/internal/state"
 )
@@ -145,13 +146,15 @@ func newFixture(t *testing.T, id string, extraEnv ...string) *fixture {
 	if err != nil {
 		t.Fatalf("the test binary is not installed as agent-loop in PATH (TestMain): %v", err)
 	}
-	dir := t.TempDir()
+	// The agent and the check (the sandbox's user, as root) write their
+	// pids and markers here.
+	dir := sandboxtest.SharedDir(t)
 	f := &fixture{t: t, dir: dir, repo: filepath.Join(dir, "repo"), origin: filepath.Join(dir, "origin.git"), bin: bin, id: id}
 	f.env = append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + os.TempDir(), "LANG=C",
 		"GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
 		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com",
-		"TORTURE_DIR=" + dir,
+		"TORTURE_DIR=" + dir, sandboxtest.WritableEnv(dir), "GORACE=atexit_sleep_ms=0",
 	}, extraEnv...)
 	t.Cleanup(func() { killTagged(dir) })
 	for name, body := range map[string]string{"agent.sh": agentScript, "hook.sh": checkHook} {

@@ -2,10 +2,10 @@ package app_test
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/aiwg/agent-loop/internal/sandbox"
+	"github.com/aiwg/agent-loop/internal/sandbox/sandboxtest"
 )
 
 // stateBase holds the private directories of this test binary's loops
@@ -35,16 +35,5 @@ func harnessEnv(env ...string) []string {
 }
 
 // workDir is a temporary directory the sandbox user can reach when the
-// tests run as root (t.TempDir's directories are root's, mode 0700).
-func workDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	if os.Geteuid() == 0 {
-		for d := dir; d != os.TempDir() && d != "/" && d != "."; d = filepath.Dir(d) {
-			if err := os.Chmod(d, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return dir
-}
+// tests run as root.
+func workDir(t *testing.T) string { return sandboxtest.TempDir(t) }
