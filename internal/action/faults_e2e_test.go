@@ -279,9 +279,11 @@ func TestDiskFull(t *testing.T) {
 		t.Skip("mounting a small tmpfs needs root; run the tests as root to cover a full disk")
 	}
 	t.Parallel()
-	// The agent's script and its marker are in top (the sandbox's user
-	// reads and writes them, as root).
-	top := sandboxtest.SharedDir(t)
+	// The agent's script is in top (the sandbox's user reads it, as
+	// root), its marker in a directory of its own: the sandbox refuses to
+	// let it write a directory that holds the harness's private state.
+	top := sandboxtest.TempDir(t)
+	marks := sandboxtest.SharedDir(t)
 	mnt := filepath.Join(top, "small")
 	os.MkdirAll(mnt, 0o755)
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt).CombinedOutput(); err != nil {
@@ -313,7 +315,7 @@ esac
 	// The harness's private state is on the small disk too: the state
 	// writes are what the full disk must not corrupt.
 	stateDir := filepath.Join(mnt, "state")
-	env := []string{"FILLED=" + filepath.Join(top, "filled"), sandboxtest.WritableEnv(top), app.StateDirVar + "=" + stateDir}
+	env := []string{"FILLED=" + filepath.Join(marks, "filled"), sandboxtest.WritableEnv(marks), app.StateDirVar + "=" + stateDir}
 	priv, err := sandbox.PrivateDir(stateDir, repo)
 	if err != nil {
 		t.Fatal(err)
