@@ -115,7 +115,18 @@ func openRepo(t testing.TB, dir string, opts Options) *Repo {
 		t.Fatalf("Open(%s): %v", dir, err)
 	}
 	r.retryDelay = 10 * time.Millisecond
+	t.Cleanup(func() { r.Close() })
 	return r
+}
+
+// privGit runs the real git CLI on the harness's private git directory (the
+// trusted store) and returns its trimmed stdout.
+func privGit(t testing.TB, r *Repo, args ...string) string {
+	t.Helper()
+	if r.p == nil {
+		t.Fatal("the private git directory is not open yet")
+	}
+	return runGit(t, r.root, append([]string{"--git-dir=" + r.p.gitDir()}, args...)...)
 }
 
 // randName returns a random suffix for marker files.
