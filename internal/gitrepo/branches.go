@@ -120,7 +120,11 @@ func (r *Repo) setHeads(branch string) error {
 	if err := writeEntry(filepath.Join(r.p.gitDir(), "HEAD"), &entry{mode: 0o600, data: want}); err != nil {
 		return fmt.Errorf("pointing the harness's HEAD at %s: %w", branch, err)
 	}
-	return r.restoreRepoHead()
+	p := filepath.Join(r.gitDir, "HEAD")
+	if err := restoreFile(p, &entry{mode: 0o644, data: want}); err != nil {
+		return fmt.Errorf("pointing %s at %s: %w", p, branch, err)
+	}
+	return nil
 }
 
 // restoreRepoHead makes .git/HEAD name what the private HEAD names.

@@ -48,6 +48,10 @@ type gitCall struct {
 	config [][2]string // extra command-scope config (GIT_CONFIG_KEY_n/VALUE_n)
 	files  []*os.File  // inherited as fd 3, 4, ...
 	scope  scope
+	// bare runs git without the work tree (git --bare, in the private git
+	// directory): object and network commands never read a work-tree
+	// file (.gitattributes, .gitignore).
+	bare bool
 	// okCodes are non-zero exit codes that are answers, not failures
 	// (rev-parse --verify -q, merge-base --is-ancestor, ...).
 	okCodes []int
@@ -77,8 +81,18 @@ func (r *Repo) exec(ctx context.Context, c gitCall) (result, error) {
 	if err := ctx.Err(); err != nil {
 		return result{}, fmt.Errorf("git %s: %w", strings.Join(c.args, " "), err)
 	}
-	cmd := exec.CommandContext(ctx, r.gitPath, c.args...)
+	if c.scope == withRepo {
+		c.bare = true // objects and the network only
+	}
+	args := c.args
+	if c.bare {
+		args = append([]string{"--bare"}, args...)
+	}
+	cmd := exec.CommandContext(ctx, r.gitPath, args...)
 	cmd.Dir = r.root
+	if c.bare && r.p != nil {
+		cmd.Dir = r.p.gitDir()
+	}
 	env, err := r.environ(c)
 	if err != nil {
 		return result{}, err
@@ -101,7 +115,14 @@ func (r *Repo) exec(ctx context.Context, c gitCall) (result, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	err = cmd.Run()
+	if err = cmd.Start(); err == nil {
+		done := make(chan struct{})
+		if !r.weak.fifos {
+			go watchFIFOs(cmd.Process.Pid, r.root, done, func(p string) { r.fifoFound(p) })
+		}
+		err = cmd.Wait()
+		close(done)
+	}
 	res := result{stdout: stdout.Bytes(), stderr: r.redact(stderr.String())}
 	if err == nil && out.over {
 		return res, fmt.Errorf("git %s printed more than %d bytes: the work tree is too large to judge", strings.Join(c.args, " "), max)
@@ -126,6 +147,18 @@ func (r *Repo) exec(ctx context.Context, c gitCall) (result, error) {
 		return res, fmt.Errorf("git %s: %w", strings.Join(c.args, " "), ctx.Err())
 	}
 	return res, &GitError{Args: c.args, ExitCode: res.code, Stderr: res.stderr}
+}
+
+// fifoFound records a FIFO the watchdog opened for a blocked git child.
+func (r *Repo) fifoFound(p string) {
+	r.fifoMu.Lock()
+	defer r.fifoMu.Unlock()
+	rel, err := filepath.Rel(r.root, p)
+	if err != nil {
+		rel = p
+	}
+	r.fifos = append(r.fifos, Notice{Kind: NoticeSpecialFile, Path: filepath.ToSlash(rel),
+		Detail: filepath.ToSlash(rel) + ": a FIFO where git reads a file; git read it as empty"})
 }
 
 // systemPath is the PATH of git's children: the directory of the git the
@@ -162,6 +195,9 @@ func (r *Repo) environ(c gitCall) ([]string, error) {
 		if h := os.Getenv("HOME"); h != "" {
 			home = h
 		}
+		if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+			env = append(env, "XDG_CONFIG_HOME="+x)
+		}
 	}
 	env = append(env, "HOME="+home, "TMPDIR="+tmp)
 	env = append(env, r.passEnv...)
@@ -196,10 +232,12 @@ func (r *Repo) environ(c gitCall) ([]string, error) {
 		}
 		env = append(env,
 			"GIT_DIR="+gitDir,
-			"GIT_WORK_TREE="+r.root,
 			"GIT_INDEX_FILE="+index,
 			"GIT_OBJECT_DIRECTORY="+r.p.objects(),
 		)
+		if !c.bare {
+			env = append(env, "GIT_WORK_TREE="+r.root)
+		}
 		var alternates string
 		switch {
 		case r.weak.objects:

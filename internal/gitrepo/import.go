@@ -149,7 +149,7 @@ func (r *Repo) importTree(ctx context.Context, tree string) error {
 			cancel()
 		}
 	}()
-	_, idxErr := r.git(ctx, gitCall{args: []string{"index-pack", "--stdin", "--check-self-contained-and-connected",
+	_, idxErr := r.git(ctx, gitCall{bare: true, args: []string{"index-pack", "--stdin", "--check-self-contained-and-connected",
 		"--keep=agent-loop import"}, stdin: pr})
 	pr.Close()
 	wg.Wait()
@@ -179,7 +179,7 @@ func (r *Repo) cleanTmpPacks() {
 // writeObject writes a raw object into the trusted store and checks its
 // name.
 func (r *Repo) writeObject(ctx context.Context, typ, sha string, raw []byte) error {
-	res, err := r.git(ctx, gitCall{args: []string{"hash-object", "-t", typ, "-w", "--literally", "--stdin"},
+	res, err := r.git(ctx, gitCall{bare: true, args: []string{"hash-object", "-t", typ, "-w", "--literally", "--stdin"},
 		stdin: bytes.NewReader(raw)})
 	if err != nil {
 		return err
@@ -192,7 +192,7 @@ func (r *Repo) writeObject(ctx context.Context, typ, sha string, raw []byte) err
 
 // missingObjects lists the ids absent from the trusted store.
 func (r *Repo) missingObjects(ctx context.Context, ids []string) ([]string, error) {
-	res, err := r.git(ctx, gitCall{args: []string{"cat-file", "--batch-check=%(objectname)"},
+	res, err := r.git(ctx, gitCall{bare: true, args: []string{"cat-file", "--batch-check=%(objectname)"},
 		stdin: strings.NewReader(strings.Join(ids, "\n") + "\n")})
 	if err != nil {
 		return nil, err

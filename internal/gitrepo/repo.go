@@ -84,6 +84,11 @@ type weakness struct {
 	gitDir  bool // run git on the repository's .git as the agent left it (config, includes, hooks, info/, replace refs), no restore
 	home    bool // the user's HOME and global configuration (excludes and attributes files)
 	refs    bool // no check of the recorded branches
+	// credFile hands the token over in a file in TMPDIR, as the previous
+	// harness did.
+	credFile bool
+	// fifos leaves a git child blocked on a FIFO to the context's deadline.
+	fifos bool
 }
 
 // Repo is a git work tree driven by the harness.
@@ -111,6 +116,10 @@ type Repo struct {
 	staged  bool
 	skipped []Notice
 	notices []Notice
+	// fifos are the FIFOs the watchdog unblocked (fifo_linux.go), moved
+	// to notices after each staging.
+	fifoMu sync.Mutex
+	fifos  []Notice
 }
 
 // Open opens the repository containing dir: it reads the repository's
@@ -283,6 +292,7 @@ func (r *Repo) begin(ctx context.Context) error {
 	if err := r.ensurePrivate(ctx); err != nil {
 		return err
 	}
+	r.p.clearLocks()
 	return r.checkRepo(ctx)
 }
 
@@ -334,6 +344,9 @@ func (r *Repo) resolve(ctx context.Context, rev string) (string, error) {
 	}
 	if rev == "HEAD" {
 		return r.privHeadSHA(), nil
+	}
+	if len(rev) == 2*r.hashLen() && isHex(rev) && r.p.trustedSet[rev] {
+		return rev, nil // a commit the trusted store holds: no process
 	}
 	refs := []string{rev}
 	if !strings.HasPrefix(rev, "refs/") {
@@ -654,7 +667,7 @@ func (r *Repo) commitTree(ctx context.Context, branch, tree, parent, msg string)
 			args = append(args, "-p", parent)
 		}
 		args = append(args, "-F", "-")
-		res, err := r.git(ctx, gitCall{args: args, stdin: strings.NewReader(msg), env: r.authorEnv()})
+		res, err := r.git(ctx, gitCall{bare: true, args: args, stdin: strings.NewReader(msg), env: r.authorEnv()})
 		if err != nil {
 			return "", fmt.Errorf("writing the commit: %w", err)
 		}
@@ -687,7 +700,7 @@ func (r *Repo) stat(ctx context.Context, parent, sha string) (loop.DiffStat, err
 	} else {
 		args = append(args, parent, sha)
 	}
-	res, err := r.git(ctx, gitCall{args: append(args, "--")})
+	res, err := r.git(ctx, gitCall{bare: true, args: append(args, "--")})
 	if err != nil {
 		return loop.DiffStat{}, err
 	}
@@ -859,7 +872,7 @@ func (r *Repo) CommitTreeOf(ctx context.Context, sha string, req loop.CommitRequ
 	if err := r.ensureTrusted(ctx, tip); err != nil {
 		return loop.CommitResult{}, err
 	}
-	res, err := r.git(ctx, gitCall{args: []string{"rev-parse", "--verify", "--end-of-options", src + "^{tree}"}})
+	res, err := r.git(ctx, gitCall{bare: true, args: []string{"rev-parse", "--verify", "--end-of-options", src + "^{tree}"}})
 	if err != nil {
 		return loop.CommitResult{}, err
 	}
@@ -907,7 +920,7 @@ func (r *Repo) Bundle(ctx context.Context, branch, base string) ([]byte, error) 
 	if err := r.ensureCommit(ctx, baseSHA); err != nil {
 		return nil, err
 	}
-	res, err := r.git(ctx, gitCall{args: []string{"bundle", "create", "-q", "-", "refs/heads/" + branch, "^" + baseSHA}})
+	res, err := r.git(ctx, gitCall{bare: true, args: []string{"bundle", "create", "-q", "-", "refs/heads/" + branch, "^" + baseSHA}})
 	if err != nil {
 		return nil, fmt.Errorf("bundling %s: %w", branch, err)
 	}
@@ -950,7 +963,7 @@ func (r *Repo) History(ctx context.Context, branch, base string) ([]loop.Commit,
 		args = append(args, "^"+baseSHA)
 		sc = trusted
 	}
-	res, err := r.git(ctx, gitCall{scope: sc, args: append(args, "--"), config: [][2]string{{"log.showSignature", "false"}}})
+	res, err := r.git(ctx, gitCall{bare: true, scope: sc, args: append(args, "--"), config: [][2]string{{"log.showSignature", "false"}}})
 	if err != nil {
 		return nil, fmt.Errorf("listing the commits of %s: %w", branch, err)
 	}
@@ -979,7 +992,7 @@ func (r *Repo) ensureCommit(ctx context.Context, sha string) error {
 	if missing, err := r.missingObjects(ctx, []string{sha}); err != nil {
 		return err
 	} else if len(missing) == 0 {
-		raw, err := r.git(ctx, gitCall{args: []string{"cat-file", "commit", sha}})
+		raw, err := r.git(ctx, gitCall{bare: true, args: []string{"cat-file", "commit", sha}})
 		if err != nil {
 			return err
 		}

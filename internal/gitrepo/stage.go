@@ -157,6 +157,10 @@ func (r *Repo) stageWorkTree(ctx context.Context, never []string) ([]Notice, err
 				Detail: fmt.Sprintf("%s: a nested git repository without a checked-out commit was left out of the commit", p)})
 		}
 	}
+	r.fifoMu.Lock()
+	skipped = append(skipped, r.fifos...)
+	r.fifos = nil
+	r.fifoMu.Unlock()
 	return skipped, nil
 }
 

@@ -147,7 +147,7 @@ func (r *Repo) fetchRef(ctx context.Context, fetchURL, display, ref string) (str
 	sha := r.readPrivRef(tmp)
 	if sha == "" {
 		// Stored some other way (a packed ref): ask git.
-		res, err := r.git(ctx, gitCall{args: []string{"rev-parse", "-q", "--verify", "--end-of-options", tmp}, okCodes: []int{1}})
+		res, err := r.git(ctx, gitCall{bare: true, args: []string{"rev-parse", "-q", "--verify", "--end-of-options", tmp}, okCodes: []int{1}})
 		if err != nil {
 			return "", err
 		}
@@ -365,7 +365,7 @@ func (r *Repo) writeStateFastImport(ctx context.Context, files map[string][]byte
 		b.WriteString("\n")
 	}
 	b.WriteString("\nget-mark :1\ndone\n")
-	res, err := r.git(ctx, gitCall{args: []string{"fast-import", "--quiet", "--force", "--date-format=raw", "--cat-blob-fd=1"},
+	res, err := r.git(ctx, gitCall{bare: true, args: []string{"fast-import", "--quiet", "--force", "--date-format=raw", "--cat-blob-fd=1"},
 		stdin: &b})
 	if err != nil {
 		return "", err
@@ -374,7 +374,7 @@ func (r *Repo) writeStateFastImport(ctx context.Context, files map[string][]byte
 	if !isHex(sha) {
 		return "", fmt.Errorf("git fast-import printed %q, not a commit id", sha)
 	}
-	if _, err := r.git(ctx, gitCall{args: []string{"update-ref", "-d", scratch}}); err != nil {
+	if _, err := r.git(ctx, gitCall{bare: true, args: []string{"update-ref", "-d", scratch}}); err != nil {
 		return "", err
 	}
 	return sha, nil
@@ -413,7 +413,7 @@ func (r *Repo) readStateGoGit(sha string) (map[string][]byte, error) {
 // readStateCLI reads the regular files of commit sha with ls-tree and
 // cat-file --batch.
 func (r *Repo) readStateCLI(ctx context.Context, sha string) (map[string][]byte, error) {
-	res, err := r.git(ctx, gitCall{args: []string{"ls-tree", "-r", "-z", "--full-tree", sha}})
+	res, err := r.git(ctx, gitCall{bare: true, args: []string{"ls-tree", "-r", "-z", "--full-tree", sha}})
 	if err != nil {
 		return nil, err
 	}
@@ -430,7 +430,7 @@ func (r *Repo) readStateCLI(ctx context.Context, sha string) (map[string][]byte,
 	if len(oids) == 0 {
 		return out, nil
 	}
-	res, err = r.git(ctx, gitCall{args: []string{"cat-file", "--batch"},
+	res, err = r.git(ctx, gitCall{bare: true, args: []string{"cat-file", "--batch"},
 		stdin: strings.NewReader(strings.Join(oids, "\n") + "\n")})
 	if err != nil {
 		return nil, err

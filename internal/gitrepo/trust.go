@@ -307,6 +307,20 @@ func (p *private) markTrusted(sha string) error {
 	return nil
 }
 
+// clearLocks removes what a git process the harness killed (its context
+// ended) left in the private git directory: only the harness runs git
+// there, one operation at a time, so a lock at the start of an operation
+// is a dead process's.
+func (p *private) clearLocks() {
+	for _, name := range []string{"index.lock", "shallow.lock", "HEAD.lock", "config.lock", "packed-refs.lock"} {
+		os.Remove(filepath.Join(p.gitDir(), name))
+	}
+	matches, _ := filepath.Glob(filepath.Join(p.objects(), "pack", "tmp_*"))
+	for _, m := range matches {
+		os.Remove(m)
+	}
+}
+
 // Close removes the private git directory when Open created it in the
 // temporary directory (Options.PrivateDir empty). A private directory the
 // caller gave is kept: a resume reuses what it recorded.
