@@ -89,6 +89,8 @@ type weakness struct {
 	credFile bool
 	// fifos leaves a git child blocked on a FIFO to the context's deadline.
 	fifos bool
+	// attrs shows attribute-made binary diffs as git prints them.
+	attrs bool
 }
 
 // Repo is a git work tree driven by the harness.
@@ -783,15 +785,16 @@ func (r *Repo) Stage(ctx context.Context, froms ...string) ([]string, error) {
 
 // diffCached is the unified diff from commit from to the trusted index.
 func (r *Repo) diffCached(ctx context.Context, from string, state []string) (string, error) {
-	args := append([]string{"diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", "--find-renames",
-		"--diff-algorithm=myers", "--indent-heuristic", "--src-prefix=a/", "--dst-prefix=b/", "--no-relative",
-		"-U3", "--inter-hunk-context=0", "--ignore-submodules=dirty", "-O/dev/null",
-		"--end-of-options", from, "--", "."}, excludeSpecs(state)...)
+	args := append(append(diffArgs(from), "."), excludeSpecs(state)...)
 	res, err := r.git(ctx, gitCall{args: args})
 	if err != nil {
 		return "", fmt.Errorf("diffing %.12s against the work tree: %w", from, err)
 	}
-	return string(res.stdout), nil
+	d, err := r.mendBinary(ctx, from, string(res.stdout), state)
+	if err != nil {
+		return "", fmt.Errorf("diffing %.12s against the work tree: %w", from, err)
+	}
+	return d, nil
 }
 
 // Unstage makes the trusted index equal to the harness's HEAD again,
