@@ -109,4 +109,3 @@ func diffArgs(from string, extra ...string) []string {
 	args = append(args, extra...)
 	return append(args, "--end-of-options", from, "--")
 }
-
