@@ -98,16 +98,18 @@ func (r *Repo) Push(ctx context.Context, branch string) error {
 func (r *Repo) push(ctx context.Context, target, display, refspec, ref string) error {
 	args := []string{"push", "--porcelain", "--no-verify", "--no-signed", "--no-follow-tags",
 		"--recurse-submodules=no", "--end-of-options", target, refspec}
-	return r.remoteOp(ctx, "push", display, ref, args)
+	return r.remoteOp(ctx, withRepo, "push", display, ref, args)
 }
 
-// remoteOp runs a network git command (the trusted store, the repository's
-// objects as alternates) with the token's credentials and retries network
-// failures.
-func (r *Repo) remoteOp(ctx context.Context, op, display, ref string, args []string) error {
+// remoteOp runs a network git command with the token's credentials and
+// retries network failures. A push runs withRepo (the history below the
+// loop's base may be in the repository's objects only; the remote hashes
+// what it receives); a fetch runs in the trusted store alone, so what it
+// brings is checked by index-pack and complete there.
+func (r *Repo) remoteOp(ctx context.Context, sc scope, op, display, ref string, args []string) error {
 	delay := r.retryDelay
 	for attempt := 1; ; attempt++ {
-		call := gitCall{scope: withRepo, args: args}
+		call := gitCall{scope: sc, bare: true, args: args}
 		cleanup := func() {}
 		if r.opts.Token != "" {
 			files, cfg, done, err := r.credentialHelper()

@@ -59,6 +59,9 @@ func (r *Repo) PushRef(ctx context.Context, ref string, files map[string][]byte,
 		}
 		parent = remote
 	}
+	if err := r.ensureTrusted(ctx, parent); err != nil {
+		return "", err
+	}
 	var sha string
 	if r.goGit {
 		sha, err = r.writeStateGoGit(tree, message, parent)
@@ -69,6 +72,9 @@ func (r *Repo) PushRef(ctx context.Context, ref string, files map[string][]byte,
 		return "", fmt.Errorf("writing the state commit for %s: %w", ref, err)
 	}
 	if err := r.setPrivRef(ref, sha); err != nil {
+		return "", err
+	}
+	if err := r.p.markTrusted(sha); err != nil {
 		return "", err
 	}
 	if !hasRemote {
@@ -133,7 +139,7 @@ func (r *Repo) fetchRef(ctx context.Context, fetchURL, display, ref string) (str
 	tmp := "refs/agent-loop-fetch/" + strings.TrimPrefix(ref, "refs/")
 	args := []string{"fetch", "-q", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--no-auto-gc",
 		"--end-of-options", fetchURL, "+" + ref + ":" + tmp}
-	err := r.remoteOp(ctx, "fetch", display, ref, args)
+	err := r.remoteOp(ctx, trusted, "fetch", display, ref, args)
 	var pe *PushError
 	if errors.As(err, &pe) {
 		var ge *GitError

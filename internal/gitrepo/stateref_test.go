@@ -89,6 +89,7 @@ func TestStateRefRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			privGit(t, r2, "fsck", "--strict", "--no-progress")
 			if gotSHA != sha3 || string(got["state.json"]) != `{"iteration":3}` {
 				t.Errorf("FetchRef after the other runner pushed: %s %q", gotSHA, got)
 			}
@@ -177,5 +178,48 @@ func TestWorktreeConfig(t *testing.T) {
 	}
 	if out := runGit(t, dir, "config", "--worktree", "--list"); strings.Contains(out, "filter.wt") {
 		t.Errorf("config.worktree not restored:\n%s", out)
+	}
+}
+
+// TestSHA256Repository: a SHA-256 repository works end to end (the
+// trusted store uses its object format; commits and the state ref are
+// written by the git CLI, go-git v5 reading SHA-1 only), and a forged
+// object is refused by the import there too.
+func TestSHA256Repository(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "work")
+	runGit(t, t.TempDir(), "init", "-q", "--object-format=sha256", "-b", "main", dir)
+	writeFiles(t, dir, map[string]string{"a.txt": "a\n", "t_test.go": "package t\n// assert\n"})
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", "init")
+	bare := filepath.Join(t.TempDir(), "remote.git")
+	runGit(t, t.TempDir(), "init", "-q", "--bare", "--object-format=sha256", bare)
+	runGit(t, dir, "remote", "add", "origin", bare)
+	runGit(t, dir, "push", "-q", "origin", "main")
+	e := openProbe(t, dir, bare, weakness{}, Options{})
+	if e.r.goGit || len(e.r.Info().Fallback) == 0 {
+		t.Errorf("go-git used on a SHA-256 repository: %v", e.r.Info())
+	}
+	writeFiles(t, dir, map[string]string{"t_test.go": "package t\n"})
+	if d := e.judge(t); !strings.Contains(d, "-// assert") {
+		t.Errorf("diff:\n%s", d)
+	}
+	e.publish(t, map[string]string{"t_test.go": "package t\n"})
+	files := map[string][]byte{"state.json": []byte("{}")}
+	sha, err := e.r.PushRef(e.ctx, "refs/agent-loop/sha256", files, "state")
+	if err != nil || len(sha) != 64 {
+		t.Fatalf("PushRef: %q %v", sha, err)
+	}
+	got, _, err := e.r.FetchRef(e.ctx, "refs/agent-loop/sha256")
+	if err != nil || !cmp.Equal(got, files) {
+		t.Errorf("FetchRef: %v %v", got, err)
+	}
+	// A fresh harness on the same repository after the agent forged the
+	// base's blob refuses it.
+	blob := runGit(t, dir, "rev-parse", e.base+":a.txt")
+	forgeLoose(t, filepath.Join(dir, ".git", "objects"), blob, "blob", []byte("forged\n"))
+	r2 := openRepo(t, dir, Options{})
+	if err := r2.StartBranch(e.ctx, "other", e.base); !errors.Is(err, ErrForgedObject) {
+		t.Errorf("StartBranch on a forged SHA-256 store: %v, want ErrForgedObject", err)
 	}
 }
