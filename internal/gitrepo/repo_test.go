@@ -571,3 +571,31 @@ func TestPackedRefsAndHeldLock(t *testing.T) {
 	}
 	runGit(t, dir, "fsck", "--strict", "--no-progress")
 }
+
+// TestLinkedWorktree: a loop in a linked worktree (`git worktree add`)
+// mirrors its branch into the common directory and its HEAD and index into
+// the worktree's own git directory.
+func TestLinkedWorktree(t *testing.T) {
+	t.Parallel()
+	main := newWorkRepo(t, nil)
+	bare := newBare(t, main)
+	wt := filepath.Join(t.TempDir(), "linked")
+	runGit(t, main, "worktree", "add", "-q", "-b", "feature", wt)
+	e := openProbe(t, wt, bare, weakness{}, Options{})
+	writeFiles(t, wt, map[string]string{"src/app.go": "package app // linked\n"})
+	e.judge(t)
+	res := e.publish(t, map[string]string{"src/app.go": "package app // linked\n"})
+	if got := runGit(t, main, "rev-parse", "refs/heads/loop"); got != res.SHA {
+		t.Errorf("the common directory's loop = %s, want %s", got, res.SHA)
+	}
+	if st := runGit(t, wt, "status", "--porcelain"); st != "" {
+		t.Errorf("git status in the linked worktree:\n%s", st)
+	}
+	if b := runGit(t, main, "symbolic-ref", "HEAD"); b != "refs/heads/main" {
+		t.Errorf("the main worktree's HEAD moved to %s", b)
+	}
+	if b := runGit(t, main, "rev-parse", "feature"); b != e.base {
+		t.Errorf("the user's branch feature moved to %s", b)
+	}
+	runGit(t, main, "fsck", "--strict", "--no-progress")
+}
