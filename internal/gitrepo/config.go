@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"sort"
 	"strings"
 )
 
@@ -207,18 +206,6 @@ func configFileHolds(path, s string) bool {
 	defer f.Close()
 	b, _ := io.ReadAll(io.LimitReader(f, 16<<20))
 	return bytes.Contains(bytes.ToLower(b), []byte(strings.ToLower(s)))
-}
-
-// keysWith lists the keys whose canonical name satisfies match, sorted.
-func (c *repoConfig) keysWith(match func(canon string) bool) []string {
-	var out []string
-	for k := range c.values {
-		if match(k) {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // describeOrigin names the file a key came from, for messages.

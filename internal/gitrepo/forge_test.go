@@ -22,12 +22,6 @@ func gitObject(typ string, content []byte) []byte {
 	return append([]byte(typ+" "+strconv.Itoa(len(content))+"\x00"), content...)
 }
 
-// objectID is the SHA-1 name of an object.
-func objectID(typ string, content []byte) string {
-	sum := sha1.Sum(gitObject(typ, content))
-	return hex.EncodeToString(sum[:])
-}
-
 func deflate(t testing.TB, b []byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer

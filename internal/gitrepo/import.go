@@ -1,7 +1,6 @@
 package gitrepo
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha1"
@@ -369,50 +368,58 @@ func (r *Repo) ensureIndex(ctx context.Context) error {
 		return nil
 	}
 	head := r.privHeadSHA()
-	seeded := false
-	if r.opts.TrustIndex {
-		if b, err := readSmall(filepath.Join(r.gitDir, "index"), 4<<30); err == nil {
-			if _, err := scanIndex(b, r.hashLen(), nil); err == nil {
-				if err := writeEntry(r.p.index(), &entry{mode: 0o600, data: b}); err != nil {
-					return fmt.Errorf("seeding the trusted index: %w", err)
-				}
-				seeded = true
-			}
-		}
-	}
-	if head == "" {
-		if !seeded {
-			return nil
-		}
-		_, err := r.git(ctx, gitCall{args: []string{"read-tree", "--empty"}})
-		return err
-	}
 	if err := r.ensureTrusted(ctx, head); err != nil {
 		return err
 	}
-	if _, err := r.git(ctx, gitCall{args: []string{"read-tree", "--reset", head}}); err != nil {
+	args := []string{"read-tree", "--reset", head}
+	if head == "" {
+		args = []string{"read-tree", "--empty"}
+	}
+	if r.opts.TrustIndex && copyRegular(filepath.Join(r.gitDir, "index"), r.p.index()) == nil {
+		if _, err := r.git(ctx, gitCall{args: args}); err == nil {
+			return r.clearHidingFlags(ctx)
+		}
+		// A split, sparse or unreadable index: start without it.
+		os.Remove(r.p.index())
+	}
+	if _, err := r.git(ctx, gitCall{args: args}); err != nil {
 		return fmt.Errorf("building the trusted index from %.12s: %w", head, err)
 	}
-	if seeded {
-		return r.clearHidingFlags(ctx)
-	}
 	return nil
+}
+
+// copyRegular copies a regular file (no symlink, no FIFO) to dst (0600).
+func copyRegular(src, dst string) error {
+	in, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if fi, err := in.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", src)
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, werr := io.Copy(out, in)
+	if err := out.Close(); werr == nil {
+		werr = err
+	}
+	if werr != nil {
+		os.Remove(dst)
+	}
+	return werr
 }
 
 // clearHidingFlags clears "assume unchanged" (and "skip worktree" outside a
 // sparse checkout) in the trusted index.
 func (r *Repo) clearHidingFlags(ctx context.Context) error {
-	b, err := readSmall(r.p.index(), 4<<30)
+	res, err := r.git(ctx, gitCall{args: []string{"ls-files", "-v", "-z"}})
 	if err != nil {
 		return err
 	}
-	s, err := scanIndex(b, r.hashLen(), nil)
-	if errors.Is(err, errSplitIndex) {
-		return nil // a fresh index from read-tree is never split
-	}
-	if err != nil {
-		return fmt.Errorf("reading the trusted index: %w", err)
-	}
+	s := parseLsFilesV(res.stdout, nil)
 	if len(s.assumeValid) > 0 {
 		if _, err := r.git(ctx, gitCall{args: []string{"update-index", "--no-assume-unchanged", "-z", "--stdin"},
 			stdin: strings.NewReader(strings.Join(s.assumeValid, "\x00") + "\x00")}); err != nil {
@@ -426,19 +433,4 @@ func (r *Repo) clearHidingFlags(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// readLines reads a small text file's lines.
-func readLines(path string) []string {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(io.LimitReader(f, 64<<20))
-	for sc.Scan() {
-		out = append(out, sc.Text())
-	}
-	return out
 }

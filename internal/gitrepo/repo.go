@@ -225,7 +225,7 @@ func (r *Repo) detect() {
 	if r.info.LFS {
 		return
 	}
-	if b, err := readSmall(filepath.Join(r.gitDir, "index"), 1<<30); err == nil {
+	if b, err := readSmall(filepath.Join(r.gitDir, "index"), 256<<20); err == nil {
 		if s, err := scanIndex(b, r.hashLen(), nil); err == nil {
 			for _, p := range s.attributes {
 				if attributeDrivers(readAttributesFile(filepath.Join(r.root, filepath.FromSlash(p))), named) {
@@ -306,16 +306,6 @@ func (r *Repo) hashLen() int {
 }
 
 func (r *Repo) zeroOID() string { return strings.Repeat("0", 2*r.hashLen()) }
-
-// neverPrefixes are the prefixes never committed whatever the request says.
-func (r *Repo) neverPrefixes() []string {
-	out := []string{strings.TrimSuffix(StateDir, "/")}
-	for _, p := range r.opts.Exclude {
-		n, _ := normPrefix(p)
-		out = append(out, n)
-	}
-	return dedupe(out)
-}
 
 // stateOnly is the prefix list of the harness's state directory.
 func stateOnly() []string { return []string{strings.TrimSuffix(StateDir, "/")} }
