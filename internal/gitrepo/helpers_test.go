@@ -147,16 +147,8 @@ func ctxT(t testing.TB) context.Context {
 // onLoopBranch opens dir and starts the branch "loop" at its HEAD, as the
 // engine does before the first iteration; it returns the repository, a
 // test context and the base commit.
-func onLoopBranch(t testing.TB, dir string) (*Repo, context.Context, string) {
+func onLoopBranch(t *testing.T, dir string) (*Repo, context.Context, string) {
 	t.Helper()
-	r := openRepo(t, dir, Options{})
-	ctx := ctxT(t)
-	_, base, err := r.Head(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.StartBranch(ctx, "loop", base); err != nil {
-		t.Fatal(err)
-	}
-	return r, ctx, base
+	e := openProbe(t, dir, "", weakness{}, Options{})
+	return e.r, e.ctx, e.base
 }

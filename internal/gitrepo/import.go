@@ -293,17 +293,27 @@ func copyObjectFile(src, dir, name string) error {
 	} else if err != nil || !fi.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
-	in, err := os.Open(src)
+	return copyInto(src, dir, name, 0o444)
+}
+
+// copyInto copies the regular file src (no symlink or FIFO followed) to
+// dir/name with mode perm, through a temporary file and a rename (which
+// replaces a symlink at dir/name instead of writing through it).
+func copyInto(src, dir, name string, perm os.FileMode) error {
+	in, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	tmp, err := os.CreateTemp(dir, ".agent-loop-obj-*")
+	if fi, err := in.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", src)
+	}
+	tmp, err := os.CreateTemp(dir, ".agent-loop-copy-*")
 	if err != nil {
 		return err
 	}
 	_, werr := io.Copy(tmp, in)
-	if err := tmp.Chmod(0o444); werr == nil {
+	if err := tmp.Chmod(perm); werr == nil {
 		werr = err
 	}
 	if err := tmp.Close(); werr == nil {
@@ -325,32 +335,9 @@ func (r *Repo) mirrorIndex() error {
 	if r.weak.index {
 		return nil
 	}
-	src := r.p.index()
-	in, err := os.Open(src)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading the trusted index: %w", err)
-	}
-	defer in.Close()
-	tmp, err := os.CreateTemp(r.gitDir, ".agent-loop-index-*")
-	if err != nil {
+	err := copyInto(r.p.index(), r.gitDir, "index", 0o644)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("writing %s: %w", filepath.Join(r.gitDir, "index"), err)
-	}
-	_, werr := io.Copy(tmp, in)
-	if err := tmp.Chmod(0o644); werr == nil {
-		werr = err
-	}
-	if err := tmp.Close(); werr == nil {
-		werr = err
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), filepath.Join(r.gitDir, "index"))
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", filepath.Join(r.gitDir, "index"), werr)
 	}
 	return nil
 }
@@ -375,7 +362,7 @@ func (r *Repo) ensureIndex(ctx context.Context) error {
 	if head == "" {
 		args = []string{"read-tree", "--empty"}
 	}
-	if r.opts.TrustIndex && copyRegular(filepath.Join(r.gitDir, "index"), r.p.index()) == nil {
+	if r.opts.TrustIndex && copyInto(filepath.Join(r.gitDir, "index"), r.p.gitDir(), "index", 0o600) == nil {
 		if _, err := r.git(ctx, gitCall{args: args}); err == nil {
 			return r.clearHidingFlags(ctx)
 		}
@@ -386,30 +373,6 @@ func (r *Repo) ensureIndex(ctx context.Context) error {
 		return fmt.Errorf("building the trusted index from %.12s: %w", head, err)
 	}
 	return nil
-}
-
-// copyRegular copies a regular file (no symlink, no FIFO) to dst (0600).
-func copyRegular(src, dst string) error {
-	in, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	if fi, err := in.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", src)
-	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	_, werr := io.Copy(out, in)
-	if err := out.Close(); werr == nil {
-		werr = err
-	}
-	if werr != nil {
-		os.Remove(dst)
-	}
-	return werr
 }
 
 // clearHidingFlags clears "assume unchanged" (and "skip worktree" outside a

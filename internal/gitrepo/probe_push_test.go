@@ -18,9 +18,10 @@ import (
 
 // smartHTTP serves the bare repositories under root with the real
 // git-http-backend on addr ("127.0.0.1:0" for any port), demanding basic
-// auth x-access-token:<token>. It counts the requests it answers and
+// auth x-access-token:<token>. It counts the requests it answers, calls
+// onAuth for each authenticated one and onDenied for each refused one, and
 // serves proxy requests (absolute URLs) from its own repositories too.
-func smartHTTP(t *testing.T, addr, root, token string, onAuth ...func()) (*httptest.Server, *atomic.Int64) {
+func smartHTTP(t *testing.T, addr, root, token string, onAuth, onDenied func()) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	execPath := runGit(t, root, "--exec-path")
 	backend := &cgi.Handler{
@@ -41,12 +42,15 @@ func smartHTTP(t *testing.T, addr, root, token string, onAuth ...func()) (*httpt
 			user, pass, ok = parseProxyAuth(req)
 		}
 		if !ok || user != "x-access-token" || pass != token {
+			if onDenied != nil {
+				onDenied()
+			}
 			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
 			http.Error(w, "authentication required", http.StatusUnauthorized)
 			return
 		}
-		for _, f := range onAuth {
-			f()
+		if onAuth != nil {
+			onAuth()
 		}
 		backend.ServeHTTP(w, req)
 	}))
@@ -101,9 +105,9 @@ func TestProbePushRedirect(t *testing.T) {
 				for _, root := range []string{legitRoot, evilRoot} {
 					runGit(t, root, "init", "-q", "--bare", filepath.Join(root, "remote.git"))
 				}
-				legitSrv, _ := smartHTTP(t, "127.0.0.1:0", legitRoot, token)
+				legitSrv, _ := smartHTTP(t, "127.0.0.1:0", legitRoot, token, nil, nil)
 				port := legitSrv.Listener.Addr().(*net.TCPAddr).Port
-				_, evilHits := smartHTTP(t, net.JoinHostPort("127.0.0.2", strconv.Itoa(port)), evilRoot, token)
+				_, evilHits := smartHTTP(t, net.JoinHostPort("127.0.0.2", strconv.Itoa(port)), evilRoot, token, nil, nil)
 				legit := "http://localhost:" + strconv.Itoa(port)
 				evil := "http://127.0.0.2:" + strconv.Itoa(port)
 
@@ -241,7 +245,7 @@ func TestTokenNeverOnDisk(t *testing.T) {
 				}
 			}
 			var authed atomic.Int64
-			srv, _ := smartHTTP(t, "127.0.0.1:0", root, token, func() { authed.Add(1); scan() })
+			srv, _ := smartHTTP(t, "127.0.0.1:0", root, token, func() { authed.Add(1); scan() }, nil)
 			runGit(t, dir, "remote", "add", "origin", srv.URL+"/remote.git")
 			e := openProbe(t, dir, bare, weakness{credFile: weak}, Options{Token: token, PrivateDir: priv})
 			writeFiles(t, dir, map[string]string{"src/app.go": "package app // pushed\n"})

@@ -52,6 +52,23 @@ func openProbe(t *testing.T, dir, bare string, weak weakness, opts Options) *pro
 	return &probeEnv{dir: dir, bare: bare, base: base, r: r, ctx: ctx}
 }
 
+// expectSeen checks what the judge saw: the weakened harness must miss
+// the change (or the probe proves nothing), the harness must see it. It
+// reports whether the test goes on (the harness).
+func expectSeen(t *testing.T, weak, seen bool, diff string) bool {
+	t.Helper()
+	if weak {
+		if seen {
+			t.Fatalf("the weakened harness saw the change: the probe proves nothing\n%s", diff)
+		}
+		return false
+	}
+	if !seen {
+		t.Fatalf("the judge does not see the change:\n%s", diff)
+	}
+	return true
+}
+
 func modeName(weak bool) string {
 	if weak {
 		return "weakened harness"
@@ -125,15 +142,8 @@ func TestProbeForgedBaselineObject(t *testing.T) {
 				if got := runGit(t, e.dir, "cat-file", "blob", blob); got+"\n" != weakenedTest {
 					t.Fatalf("the forgery did not take: git reads %q", got)
 				}
-				d := e.judge(t)
-				if weak {
-					if strings.Contains(d, assertion) {
-						t.Fatalf("the weakened harness saw the change: the probe proves nothing\n%s", d)
-					}
+				if d := e.judge(t); !expectSeen(t, weak, strings.Contains(d, assertion), d) {
 					return
-				}
-				if !strings.Contains(d, assertion) {
-					t.Fatalf("the judge does not see the weakened test:\n%s", d)
 				}
 				e.publish(t, map[string]string{"src/app_test.go": weakenedTest})
 			})
@@ -205,15 +215,8 @@ func TestProbePatchedIndex(t *testing.T) {
 				t.Parallel()
 				e := newProbe(t, weakness{index: weak}, Options{})
 				v.agent(t, e)
-				d := e.judge(t)
-				if weak {
-					if strings.Contains(d, assertion) {
-						t.Fatalf("the weakened harness saw the change: the probe proves nothing\n%s", d)
-					}
+				if d := e.judge(t); !expectSeen(t, weak, strings.Contains(d, assertion), d) {
 					return
-				}
-				if !strings.Contains(d, assertion) {
-					t.Fatalf("the judge does not see the change:\n%s", d)
 				}
 				e.publish(t, v.want)
 				// The user's .git/index is the harness's again: git status in
@@ -261,15 +264,8 @@ func TestProbePlantedAlternates(t *testing.T) {
 				if got := runGit(t, e.dir, "cat-file", "blob", blob); got+"\n" != weakenedTest {
 					t.Fatalf("the forgery did not take: git reads %q", got)
 				}
-				d := e.judge(t)
-				if weak {
-					if strings.Contains(d, assertion) {
-						t.Fatalf("the weakened harness saw the change: the probe proves nothing\n%s", d)
-					}
+				if d := e.judge(t); !expectSeen(t, weak, strings.Contains(d, assertion), d) {
 					return
-				}
-				if !strings.Contains(d, assertion) {
-					t.Fatalf("the judge does not see the weakened test:\n%s", d)
 				}
 				e.publish(t, map[string]string{"src/app_test.go": weakenedTest})
 				if fileExists(filepath.Join(e.dir, ".git", "objects", "info", "alternates")) {
@@ -347,15 +343,8 @@ func TestProbeReplaceAndHistory(t *testing.T) {
 					e.publish(t, nil)
 					return
 				}
-				d := e.judge(t)
-				if weak {
-					if strings.Contains(d, assertion) {
-						t.Fatalf("the weakened harness saw the change: the probe proves nothing\n%s", d)
-					}
+				if d := e.judge(t); !expectSeen(t, weak, strings.Contains(d, assertion), d) {
 					return
-				}
-				if !strings.Contains(d, assertion) {
-					t.Fatalf("the judge does not see the weakened test:\n%s", d)
 				}
 				e.publish(t, map[string]string{"src/app_test.go": weakenedTest})
 			})
@@ -441,14 +430,8 @@ func TestProbeAttributesHideDiff(t *testing.T) {
 				writeFiles(t, e.dir, map[string]string{"src/app_test.go": weakenedTest, ".gitattributes": variants[name],
 					"src/blob.bin": "\x00\x01binary\x00"})
 				d := e.judge(t)
-				if weak {
-					if strings.Contains(d, assertion) {
-						t.Fatalf("the weakened harness saw the change: the probe proves nothing\n%s", d)
-					}
+				if !expectSeen(t, weak, strings.Contains(d, assertion), d) {
 					return
-				}
-				if !strings.Contains(d, assertion) {
-					t.Fatalf("the judge does not see the weakened test:\n%s", d)
 				}
 				if !strings.Contains(d, "Binary files /dev/null and b/src/blob.bin differ") {
 					t.Errorf("a real binary file is not shown as binary:\n%s", d)

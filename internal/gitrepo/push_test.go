@@ -3,7 +3,6 @@ package gitrepo
 import (
 	"errors"
 	"net/http"
-	"net/http/cgi"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -21,25 +20,8 @@ import (
 // not carry basic auth x-access-token:<token>.
 func httpRemote(t *testing.T, root, token string) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
-	execPath := runGit(t, root, "--exec-path")
-	backend := &cgi.Handler{
-		Path: filepath.Join(execPath, "git-http-backend"),
-		Dir:  root,
-		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1",
-			"GIT_CONFIG_GLOBAL=/dev/null", "REMOTE_USER=x-access-token"},
-	}
 	var denied atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		user, pass, ok := req.BasicAuth()
-		if !ok || user != "x-access-token" || pass != token {
-			denied.Add(1)
-			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
-			http.Error(w, "authentication required", http.StatusUnauthorized)
-			return
-		}
-		backend.ServeHTTP(w, req)
-	}))
-	t.Cleanup(srv.Close)
+	srv, _ := smartHTTP(t, "127.0.0.1:0", root, token, nil, func() { denied.Add(1) })
 	return srv, &denied
 }
 
