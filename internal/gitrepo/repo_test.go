@@ -599,3 +599,39 @@ func TestLinkedWorktree(t *testing.T) {
 	}
 	runGit(t, main, "fsck", "--strict", "--no-progress")
 }
+
+// TestPrivateDirChecked: the private directory must be the harness's
+// alone: not inside the work tree, not writable by others, not another
+// repository's.
+func TestPrivateDirChecked(t *testing.T) {
+	t.Parallel()
+	dir := newWorkRepo(t, nil)
+	for name, priv := range map[string]string{
+		"inside the work tree": filepath.Join(dir, ".aiwg", "private"),
+	} {
+		if _, err := Open(dir, Options{PrivateDir: priv}); err == nil || !strings.Contains(err.Error(), "inside the work tree") {
+			t.Errorf("%s: Open = %v", name, err)
+		}
+	}
+	open := filepath.Join(t.TempDir(), "open")
+	os.MkdirAll(open, 0o777)
+	os.Chmod(open, 0o777)
+	if _, err := Open(dir, Options{PrivateDir: open}); err == nil || !strings.Contains(err.Error(), "chmod 700") {
+		t.Errorf("a world-writable private directory: %v", err)
+	}
+	priv := filepath.Join(t.TempDir(), "private")
+	r := openRepo(t, dir, Options{PrivateDir: priv})
+	if _, _, err := r.Head(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	other := newWorkRepo(t, nil)
+	if _, err := Open(other, Options{PrivateDir: priv}); err == nil || !strings.Contains(err.Error(), "belongs to the repository") {
+		t.Errorf("another repository's private directory: %v", err)
+	}
+	// Reopened (a resume), it keeps what it recorded.
+	runGit(t, dir, "checkout", "-q", "-b", "elsewhere")
+	r2 := openRepo(t, dir, Options{PrivateDir: priv})
+	if b, _, err := r2.Head(ctxT(t)); err != nil || b != "main" {
+		t.Errorf("reopened private directory: Head = %q, %v; want the recorded main", b, err)
+	}
+}

@@ -126,8 +126,22 @@ func (r *Repo) ensurePrivate(ctx context.Context) error {
 			return fmt.Errorf("creating the harness's private git directory: %w", err)
 		}
 		base, temp = d, true
-	} else if err := privateBase(base); err != nil {
-		return err
+	} else {
+		abs, err := filepath.Abs(base)
+		if err != nil {
+			return fmt.Errorf("private directory %s: %w", base, err)
+		}
+		if real, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+			abs = filepath.Join(real, filepath.Base(abs))
+		}
+		if within(abs, r.root) && !within(abs, r.gitDir) && !within(abs, r.commonDir) {
+			return fmt.Errorf("private directory %s is inside the work tree %s, where the agent can write: "+
+				"pass a directory outside it (the loop's harness-private state directory)", base, r.root)
+		}
+		if err := privateBase(abs); err != nil {
+			return err
+		}
+		base = abs
 	}
 	p := &private{base: base, dir: filepath.Join(base, privateSub), temp: temp,
 		trustedSet: map[string]bool{}, synced: map[string]bool{}}
