@@ -628,10 +628,36 @@ func TestPrivateDirChecked(t *testing.T) {
 	if _, err := Open(other, Options{PrivateDir: priv}); err == nil || !strings.Contains(err.Error(), "belongs to the repository") {
 		t.Errorf("another repository's private directory: %v", err)
 	}
-	// Reopened (a resume), it keeps what it recorded.
-	runGit(t, dir, "checkout", "-q", "-b", "elsewhere")
+	// Reopened (a resume), it keeps what it recorded: the harness's HEAD,
+	// the loop branch. The user's branch, which the user may have moved
+	// between runs, is recorded where it is now, and said.
+	if err := r.StartBranch(ctxT(t), "loop", "main"); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, map[string]string{"src/app.go": "package app // one\n"})
+	one, err := r.Commit(ctxT(t), loop.CommitRequest{Subject: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, dir, "checkout", "-q", "main")
+	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "the user's own work")
+	users := runGit(t, dir, "rev-parse", "main")
+	runGit(t, dir, "update-ref", "refs/heads/loop", users)
 	r2 := openRepo(t, dir, Options{PrivateDir: priv})
-	if b, _, err := r2.Head(ctxT(t)); err != nil || b != "main" {
-		t.Errorf("reopened private directory: Head = %q, %v; want the recorded main", b, err)
+	if b, sha, err := r2.Head(ctxT(t)); err != nil || b != "loop" || sha != one.SHA {
+		t.Errorf("reopened private directory: Head = %q %s, %v; want the recorded loop at %s", b, sha, err, one.SHA)
+	}
+	if got := runGit(t, dir, "rev-parse", "main"); got != users {
+		t.Errorf("the user's commit on main was undone: main = %s, want %s", got, users)
+	}
+	if got := runGit(t, dir, "rev-parse", "loop"); got != one.SHA {
+		t.Errorf("the loop branch was not put back: %s, want %s", got, one.SHA)
+	}
+	kinds := map[string]string{}
+	for _, n := range r2.Notices() {
+		kinds[n.Path] = n.Kind
+	}
+	if kinds["refs/heads/main"] != NoticeBranchRerecorded || kinds["refs/heads/loop"] != NoticeBranchRestored {
+		t.Errorf("notices = %v", kinds)
 	}
 }

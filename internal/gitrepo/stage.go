@@ -45,6 +45,9 @@ const (
 	// NoticeHeadRestored: .git/HEAD no longer named the harness's branch;
 	// it was put back.
 	NoticeHeadRestored = "head-restored"
+	// NoticeBranchRerecorded: a resumed loop found the user's branch
+	// elsewhere than recorded and records it where it is.
+	NoticeBranchRerecorded = "branch-rerecorded"
 )
 
 // Notice is something the harness did about what the agent left behind:

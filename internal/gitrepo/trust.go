@@ -158,6 +158,12 @@ func (r *Repo) ensurePrivate(ctx context.Context) error {
 		if err := p.loadTrusted(); err != nil {
 			return err
 		}
+		r.p = p
+		err := r.rerecordUserBranch(ctx)
+		r.p = nil
+		if err != nil {
+			return err
+		}
 	case errors.Is(err, fs.ErrNotExist):
 		err := r.createPrivate(p)
 		if err == nil {
@@ -182,6 +188,34 @@ func (r *Repo) ensurePrivate(ctx context.Context) error {
 		return fmt.Errorf("reading %s: %w", p.recordPath(), err)
 	}
 	r.p = p
+	return nil
+}
+
+// rerecordUserBranch runs when a new harness process reopens a private
+// directory (a resume): the user may have committed on their branch while
+// no loop ran, and the harness never decides anything from that branch,
+// so its value now is recorded (and said) rather than undone. The loop
+// branch keeps its record: what the loop committed is decided there.
+func (r *Repo) rerecordUserBranch(ctx context.Context) error {
+	name := r.p.rec.UserBranch
+	ref := "refs/heads/" + name
+	head, _ := r.privHead()
+	if name == "" || ref == head {
+		return nil
+	}
+	was := r.readPrivRef(ref)
+	now, known := r.readRepoRef(ref)
+	if !known || now == "" || now == was {
+		return nil
+	}
+	if err := r.ensureTrusted(ctx, now); err != nil {
+		return err
+	}
+	if err := r.setPrivRef(ref, now); err != nil {
+		return err
+	}
+	r.notice(Notice{Kind: NoticeBranchRerecorded, Path: ref,
+		Detail: fmt.Sprintf("%s moved from %.12s to %.12s since the loop last ran; the loop keeps it there", ref, was, now)})
 	return nil
 }
 
