@@ -228,3 +228,45 @@ func TestSpecialFileReplacingTracked(t *testing.T) {
 	}
 	e.publish(t, map[string]string{"README.md": "# demo\n", "src/app.go": "package app // with a fifo\n"})
 }
+
+// TestStatlessEntryBounded: an index entry without stat data (a fresh
+// trusted index; git also zeroes the size of a racily clean entry) makes
+// `git status` read the file to compare it, so a tracked file replaced by
+// a sparse 1 TiB one is read to the end. The harness lists changes with
+// diff-files, which compares stat data only; the weakened harness (git
+// status) runs until its context ends.
+func TestStatlessEntryBounded(t *testing.T) {
+	t.Parallel()
+	for _, op := range []string{"Stage", "Dirty"} {
+		for _, weak := range []bool{false, true} {
+			t.Run(op+"/"+modeName(weak), func(t *testing.T) {
+				t.Parallel()
+				dir := newWorkRepo(t, nil)
+				r := openRepo(t, dir, Options{}) // no TrustIndex: the trusted index has no stat data
+				r.weak = weakness{status: weak}
+				sparseFile(t, filepath.Join(dir, "README.md"), 1<<40)
+				ctx, cancel := context.WithTimeout(ctxT(t), 4*time.Second)
+				defer cancel()
+				var err error
+				var dirty []string
+				if op == "Stage" {
+					_, err = r.Stage(ctx, "HEAD")
+				} else {
+					dirty, err = r.Dirty(ctx)
+				}
+				if weak {
+					if !errors.Is(err, context.DeadlineExceeded) {
+						t.Fatalf("the weakened harness returned %v: the probe proves nothing", err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if op == "Dirty" && !slices.Contains(dirty, "README.md") {
+					t.Errorf("Dirty = %v, want README.md in it", dirty)
+				}
+			})
+		}
+	}
+}

@@ -91,6 +91,8 @@ type weakness struct {
 	fifos bool
 	// attrs shows attribute-made binary diffs as git prints them.
 	attrs bool
+	// status lists changes with git status, which reads files.
+	status bool
 }
 
 // Repo is a git work tree driven by the harness.
@@ -384,7 +386,9 @@ func (r *Repo) mustResolve(ctx context.Context, rev string) (string, error) {
 }
 
 // Dirty lists changed or untracked paths, ignoring ignored files and .aiwg/,
-// compared with the harness's HEAD through the trusted index.
+// compared with the harness's HEAD: the work tree is staged into the
+// trusted index as Stage does (within its limits; a path left out counts as
+// changed), and the index compared with HEAD.
 func (r *Repo) Dirty(ctx context.Context) ([]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -394,17 +398,25 @@ func (r *Repo) Dirty(ctx context.Context) ([]string, error) {
 	if err := r.ensureIndex(ctx); err != nil {
 		return nil, err
 	}
-	args := append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
-		"--ignore-submodules=dirty", "--", "."}, excludeSpecs(stateOnly())...)
-	res, err := r.git(ctx, gitCall{args: args})
+	skipped, err := r.stageWorkTree(ctx, stateOnly())
 	if err != nil {
 		return nil, err
 	}
-	var paths []string
-	for _, st := range parseStatus(res.stdout) {
-		if !underAny(st.path, stateOnly()) {
-			paths = append(paths, st.path)
+	r.notices = append(r.notices, skipped...)
+	paths := skippedPaths(skipped)
+	if head := r.privHeadSHA(); head != "" {
+		res, err := r.git(ctx, gitCall{args: append([]string{"diff-index", "--cached", "-z", "--name-only", "--no-renames",
+			"--ignore-submodules=dirty", head, "--", "."}, excludeSpecs(stateOnly())...)})
+		if err != nil {
+			return nil, err
 		}
+		paths = append(paths, splitZ(res.stdout)...)
+	} else {
+		res, err := r.git(ctx, gitCall{args: []string{"ls-files", "-z", "--cached"}})
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, splitZ(res.stdout)...)
 	}
 	return dedupe(paths), nil
 }
@@ -506,11 +518,17 @@ func (r *Repo) Checkout(ctx context.Context, name string) error {
 	if err := r.ensureTrusted(ctx, r.privHeadSHA()); err != nil {
 		return err
 	}
+	cur := r.privHeadSHA()
 	if err := r.mirrorBranch(ctx, ref, tip, repoTip, "agent-loop: checkout"); err != nil {
 		return err
 	}
-	if _, err := r.git(ctx, gitCall{args: []string{"checkout", "-q", "--no-guess", "--no-recurse-submodules", name, "--"}}); err != nil {
-		return fmt.Errorf("checking out %q: %w", name, err)
+	// On the branch's commit already (a resume): the work tree stays as it
+	// is, nothing to compare. Otherwise git checkout, which keeps local
+	// changes and refuses to overwrite them.
+	if cur != tip {
+		if _, err := r.git(ctx, gitCall{args: []string{"checkout", "-q", "--no-guess", "--no-recurse-submodules", name, "--"}}); err != nil {
+			return fmt.Errorf("checking out %q: %w", name, err)
+		}
 	}
 	if err := r.setHeads(name); err != nil {
 		return err

@@ -16,8 +16,10 @@ import (
 // agent left in the work tree: a sparse 1 TiB file keeps it busy for
 // hours. The harness lists what changed instead (`git diff-files` for
 // tracked paths, whose stat data differ from the trusted index; `git
-// ls-files -o` for new ones; neither reads a file's content), looks at each
-// path itself, and hands git (`git update-index`) only the paths it can
+// ls-files -o` for new ones; neither reads a file's content, where `git
+// status` would read a tracked file whose index entry has no stat data or
+// is racily clean, both marked by git with size 0), looks at each path
+// itself, and hands git (`git update-index`) only the paths it can
 // stage: a file above Options.MaxFileSize, a file the harness cannot read,
 // a FIFO, socket or device, and an embedded repository without a commit
 // are left out of the index (a tracked one keeps its previous content) and
@@ -87,28 +89,9 @@ func (r *Repo) stageWorkTree(ctx context.Context, never []string) ([]Notice, err
 	if err := r.ensureIndex(ctx); err != nil {
 		return nil, err
 	}
-	pathspec := append([]string{"--", "."}, excludeSpecs(never)...)
-	var (
-		wg             sync.WaitGroup
-		tracked, added result
-		terr, aerr     error
-	)
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		tracked, terr = r.git(ctx, gitCall{args: append([]string{"diff-files", "-z", "--name-only", "--no-renames",
-			"--ignore-submodules=dirty"}, pathspec...)})
-	}()
-	go func() {
-		defer wg.Done()
-		added, aerr = r.git(ctx, gitCall{args: append([]string{"ls-files", "-z", "-o", "--exclude-standard"}, pathspec...)})
-	}()
-	wg.Wait()
-	if terr != nil {
-		return nil, fmt.Errorf("listing the changed files of %s: %w", r.root, terr)
-	}
-	if aerr != nil {
-		return nil, fmt.Errorf("listing the new files of %s: %w", r.root, aerr)
+	listed, stderr, err := r.listChanged(ctx, never)
+	if err != nil {
+		return nil, err
 	}
 	var (
 		paths    []string
@@ -117,29 +100,27 @@ func (r *Repo) stageWorkTree(ctx context.Context, never []string) ([]Notice, err
 		seen     = map[string]bool{}
 		maxBytes = r.maxFileSize()
 	)
-	for _, list := range [][]byte{tracked.stdout, added.stdout} {
-		for _, p := range splitZ(list) {
-			if p == "" || seen[p] || underAny(p, never) {
-				continue
-			}
-			seen[p] = true
-			if strings.HasSuffix(p, "/") {
-				nested = append(nested, strings.TrimSuffix(p, "/"))
-				continue
-			}
-			if n, ok := r.checkPath(p, maxBytes); !ok {
-				skipped = append(skipped, n)
-				continue
-			}
-			paths = append(paths, p)
+	for _, p := range listed {
+		if p == "" || seen[p] || underAny(p, never) {
+			continue
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		seen[p] = true
+		if strings.HasSuffix(p, "/") {
+			nested = append(nested, strings.TrimSuffix(p, "/"))
+			continue
 		}
+		if n, ok := r.checkPath(p, maxBytes); !ok {
+			skipped = append(skipped, n)
+			continue
+		}
+		paths = append(paths, p)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	// git's warnings about directories it could not read name more
 	// unreadable paths.
-	for _, line := range strings.Split(added.stderr, "\n") {
+	for _, line := range strings.Split(stderr, "\n") {
 		if p, ok := unreadableDir(line); ok && !underAny(p, never) {
 			skipped = append(skipped, Notice{Kind: NoticeUnreadable, Path: p,
 				Detail: fmt.Sprintf("%s: the harness cannot read this directory; its files were left out of the commit", p)})
@@ -165,6 +146,49 @@ func (r *Repo) stageWorkTree(ctx context.Context, never []string) ([]Notice, err
 	r.fifos = nil
 	r.fifoMu.Unlock()
 	return skipped, nil
+}
+
+// listChanged lists, without reading any file's content, the paths whose
+// work-tree state differs from the trusted index (stat data) and the new
+// paths (not ignored). stderr holds git's warnings.
+func (r *Repo) listChanged(ctx context.Context, never []string) (paths []string, stderr string, err error) {
+	pathspec := append([]string{"--", "."}, excludeSpecs(never)...)
+	if r.weak.status {
+		// The weakened harness of the tests: git status, which reads a
+		// tracked file whose entry has no stat data.
+		res, err := r.git(ctx, gitCall{args: append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=all",
+			"--no-renames", "--ignore-submodules=dirty"}, pathspec...)})
+		if err != nil {
+			return nil, "", err
+		}
+		for _, st := range parseStatus(res.stdout) {
+			paths = append(paths, st.path)
+		}
+		return paths, res.stderr, nil
+	}
+	calls := []gitCall{
+		{args: append([]string{"diff-files", "-z", "--name-only", "--no-renames", "--ignore-submodules=dirty"}, pathspec...)},
+		{args: append([]string{"ls-files", "-z", "-o", "--exclude-standard"}, pathspec...)},
+	}
+	res := make([]result, len(calls))
+	errs := make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i], errs[i] = r.git(ctx, c)
+		}()
+	}
+	wg.Wait()
+	for i := range calls {
+		if errs[i] != nil {
+			return nil, "", fmt.Errorf("listing the changes in %s: %w", r.root, errs[i])
+		}
+		paths = append(paths, splitZ(res[i].stdout)...)
+		stderr += res[i].stderr
+	}
+	return paths, stderr, nil
 }
 
 // checkPath looks at one changed path before git may read it: ok when git
