@@ -87,8 +87,10 @@ type private struct {
 	// store (imported, fetched and completed, or written by the harness).
 	trustedSet map[string]bool
 	// synced holds the loose objects and packs already copied to the
-	// repository's object store.
-	synced map[string]bool
+	// repository's object store; dirKeys the stat data of each fan-out
+	// directory when it was last listed.
+	synced  map[string]bool
+	dirKeys map[string]statKey
 }
 
 func (p *private) gitDir() string      { return filepath.Join(p.dir, "git") }
@@ -144,7 +146,7 @@ func (r *Repo) ensurePrivate(ctx context.Context) error {
 		base = abs
 	}
 	p := &private{base: base, dir: filepath.Join(base, privateSub), temp: temp,
-		trustedSet: map[string]bool{}, synced: map[string]bool{}}
+		trustedSet: map[string]bool{}, synced: map[string]bool{}, dirKeys: map[string]statKey{}}
 	b, err := readSmall(p.recordPath(), 1<<20)
 	switch {
 	case err == nil:
