@@ -139,3 +139,28 @@ func TestIncludedConfigChanges(t *testing.T) {
 		t.Errorf("Dirty with an included insteadOf: %v", err)
 	}
 }
+
+// TestSSHCommandRecorded: core.sshCommand as the repository said when the
+// loop started (a deploy key, a wrapper outside the work tree) is how the
+// harness reaches an ssh remote; the agent's later edit is not; a command
+// in the work tree (the agent could rewrite it) is refused.
+func TestSSHCommandRecorded(t *testing.T) {
+	t.Parallel()
+	dir := newWorkRepo(t, nil)
+	used, edited := filepath.Join(t.TempDir(), "used"), filepath.Join(t.TempDir(), "edited")
+	runGit(t, dir, "remote", "add", "origin", "ssh://git@example.invalid/o/r.git")
+	runGit(t, dir, "config", "core.sshCommand", "touch "+used+"; false")
+	r := openRepo(t, dir, Options{})
+	runGit(t, dir, "config", "core.sshCommand", "touch "+edited+"; false")
+	if err := r.Push(ctxT(t), "main"); err == nil {
+		t.Fatal("push through a failing ssh command succeeded")
+	}
+	if !fileExists(used) || fileExists(edited) {
+		t.Errorf("recorded command ran: %v; edited command ran: %v", fileExists(used), fileExists(edited))
+	}
+	inTree := newWorkRepo(t, nil)
+	runGit(t, inTree, "config", "core.sshCommand", "sh "+filepath.Join(inTree, "tools", "ssh.sh"))
+	if _, err := Open(inTree, Options{}); err == nil || !strings.Contains(err.Error(), "GIT_SSH_COMMAND") {
+		t.Errorf("a core.sshCommand in the work tree: Open = %v", err)
+	}
+}

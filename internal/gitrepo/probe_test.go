@@ -441,3 +441,55 @@ func TestProbeAttributesHideDiff(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeResumeHistory: a resume with a new private directory (a lost
+// one, or a second Repo of the same loop) reads the loop branch's history
+// from the repository's objects, where the agent may have rewritten an
+// iteration's commit object (forged trailers: "Agent-Loop-Check: pass").
+// The history is whole, and a forged commit is an error; the weakened
+// harness (commits unchecked) takes the forged trailers.
+func TestProbeResumeHistory(t *testing.T) {
+	t.Parallel()
+	for _, weak := range []bool{false, true} {
+		t.Run(modeName(weak), func(t *testing.T) {
+			t.Parallel()
+			e := newProbe(t, weakness{}, Options{})
+			var tips []string
+			for i := 1; i <= 2; i++ {
+				writeFiles(t, e.dir, map[string]string{"src/app.go": strings.Repeat("// more\n", i)})
+				res, err := e.r.Commit(e.ctx, loop.CommitRequest{Subject: "iteration", Trailers: []loop.Trailer{
+					{Key: "Agent-Loop-Iteration", Value: string(rune('0' + i))}, {Key: "Agent-Loop-Check", Value: "fail"}}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tips = append(tips, res.SHA)
+			}
+			// A second harness process, without the first one's private directory.
+			r2 := openRepo(t, e.dir, Options{})
+			r2.weak = weakness{history: weak}
+			if err := r2.Checkout(e.ctx, "loop"); err != nil {
+				t.Fatal(err)
+			}
+			hist, err := r2.History(e.ctx, "loop", e.base)
+			if err != nil || len(hist) != 2 || hist[0].SHA != tips[0] || hist[1].SHA != tips[1] {
+				t.Fatalf("History in a new process: %+v %v, want the two iterations", hist, err)
+			}
+			// The agent rewrites iteration 1's commit object.
+			raw := runGit(t, e.dir, "cat-file", "commit", tips[0]) + "\n"
+			forged := strings.Replace(raw, "Agent-Loop-Check: fail", "Agent-Loop-Check: pass", 1)
+			forgePack(t, filepath.Join(e.dir, ".git", "objects"), tips[0], "commit", []byte(forged))
+			r3 := openRepo(t, e.dir, Options{})
+			r3.weak = weakness{history: weak}
+			hist, err = r3.History(e.ctx, "loop", e.base)
+			if weak {
+				if err != nil || len(hist) != 2 || hist[0].Trailers["Agent-Loop-Check"] != "pass" {
+					t.Fatalf("the weakened harness did not take the forged trailers (%+v, %v): the probe proves nothing", hist, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrForgedObject) {
+				t.Fatalf("History through a forged commit: %+v %v, want ErrForgedObject", hist, err)
+			}
+		})
+	}
+}

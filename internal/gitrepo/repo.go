@@ -1,6 +1,7 @@
 package gitrepo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -93,6 +95,8 @@ type weakness struct {
 	attrs bool
 	// status lists changes with git status, which reads files.
 	status bool
+	// history takes commit messages as git prints them, unchecked.
+	history bool
 }
 
 // Repo is a git work tree driven by the harness.
@@ -928,10 +932,10 @@ func (r *Repo) Bundle(ctx context.Context, branch, base string) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := r.ensureCommit(ctx, baseSHA); err != nil {
-		return nil, err
-	}
-	res, err := r.git(ctx, gitCall{bare: true, args: []string{"bundle", "create", "-q", "-", "refs/heads/" + branch, "^" + baseSHA}})
+	// The loop's history may be in the repository's objects only (a resume
+	// with a new private directory); whoever fetches the bundle checks every
+	// object by its hash.
+	res, err := r.git(ctx, gitCall{scope: withRepo, args: []string{"bundle", "create", "-q", "-", "refs/heads/" + branch, "^" + baseSHA}})
 	if err != nil {
 		return nil, fmt.Errorf("bundling %s: %w", branch, err)
 	}
@@ -939,9 +943,11 @@ func (r *Repo) Bundle(ctx context.Context, branch, base string) ([]byte, error) 
 }
 
 // History lists the commits reachable from branch and not from base,
-// oldest first, with their trailers parsed. With a base, it reads the
-// trusted store only; without one it lists the branch's whole history,
-// which goes on in the repository's objects below the loop's base.
+// oldest first, with their trailers parsed. The branch is the recorded
+// one; its history may be in the repository's objects only (a resume with
+// a new private directory), so every commit listed is checked against its
+// name: a forged commit is an error. The repository's shallow list, grafts
+// and replace refs as the agent left them play no part.
 func (r *Repo) History(ctx context.Context, branch, base string) ([]loop.Commit, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -960,77 +966,84 @@ func (r *Repo) History(ctx context.Context, branch, base string) ([]loop.Commit,
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"log", "--no-color", "--no-show-signature", "--reverse", "-z", "--format=%H%n%ct%n%B",
-		"--end-of-options", tip}
-	sc := withRepo
+	args := []string{"rev-list", "--reverse", "--end-of-options", tip}
 	if base != "" {
 		baseSHA, err := r.mustResolve(ctx, base)
 		if err != nil {
 			return nil, err
 		}
-		if err := r.ensureCommit(ctx, baseSHA); err != nil {
-			return nil, err
-		}
 		args = append(args, "^"+baseSHA)
-		sc = trusted
 	}
-	res, err := r.git(ctx, gitCall{bare: true, scope: sc, args: append(args, "--"), config: [][2]string{{"log.showSignature", "false"}}})
+	res, err := r.git(ctx, gitCall{scope: withRepo, args: append(args, "--")})
 	if err != nil {
 		return nil, fmt.Errorf("listing the commits of %s: %w", branch, err)
 	}
-	var out []loop.Commit
-	for _, rec := range splitZ(res.stdout) {
-		sha, rest, _ := strings.Cut(rec, "\n")
-		ct, msg, _ := strings.Cut(rest, "\n")
-		if sha == "" {
-			continue
-		}
-		var sec int64
-		fmt.Sscan(ct, &sec)
+	shas := strings.Fields(string(res.stdout))
+	raws, err := r.verifiedCommits(ctx, shas)
+	if err != nil {
+		return nil, fmt.Errorf("reading the commits of %s: %w", branch, err)
+	}
+	out := make([]loop.Commit, 0, len(shas))
+	for _, sha := range shas {
+		header, msg, _ := strings.Cut(string(raws[sha]), "\n\n")
 		out = append(out, loop.Commit{SHA: sha, Subject: subjectOf(msg), Trailers: parseTrailers(msg),
-			Time: time.Unix(sec, 0).UTC()})
+			Time: committerTime(header)})
 	}
 	return out, nil
 }
 
-// ensureCommit puts commit sha's object (checked against its name) into
-// the trusted store without its tree, recording it as shallow when its
-// parents are not there: enough to walk the history down to it.
-func (r *Repo) ensureCommit(ctx context.Context, sha string) error {
-	if r.p.trustedSet[sha] || r.weak.objects {
-		return nil
+// verifiedCommits reads commit objects (from the trusted store or the
+// repository) and checks that each hashes to its name: a walk through a
+// forged commit (another parent, other trailers) is an error, not a
+// history. Every commit listed is checked, so the chain is the real one.
+func (r *Repo) verifiedCommits(ctx context.Context, shas []string) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(shas))
+	if len(shas) == 0 {
+		return out, nil
 	}
-	if missing, err := r.missingObjects(ctx, []string{sha}); err != nil {
-		return err
-	} else if len(missing) == 0 {
-		raw, err := r.git(ctx, gitCall{bare: true, args: []string{"cat-file", "commit", sha}})
-		if err != nil {
-			return err
-		}
-		_, parents, err := parseCommitHeader(raw.stdout)
-		if err != nil {
-			return err
-		}
-		if miss, err := r.missingObjects(ctx, parents); err != nil || len(miss) == 0 {
-			return err
-		}
-		return r.addShallow(sha)
-	}
-	raw, err := r.rawObject(ctx, "commit", sha)
+	res, err := r.git(ctx, gitCall{scope: withRepo, args: []string{"cat-file", "--batch"},
+		stdin: strings.NewReader(strings.Join(shas, "\n") + "\n")})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := r.writeObject(ctx, "commit", sha, raw); err != nil {
-		return err
+	check := !r.weak.history
+	b := res.stdout
+	for _, sha := range shas {
+		nl := bytes.IndexByte(b, '\n')
+		if nl < 0 {
+			return nil, fmt.Errorf("git cat-file: output ends before %.12s", sha)
+		}
+		f := strings.Fields(string(b[:nl]))
+		if len(f) != 3 || f[0] != sha || f[1] != "commit" {
+			return nil, fmt.Errorf("git cat-file: %q is not commit %.12s", string(b[:nl]), sha)
+		}
+		n, err := strconv.Atoi(f[2])
+		if err != nil || n < 0 || nl+1+n+1 > len(b) {
+			return nil, fmt.Errorf("git cat-file: bad size for %.12s", sha)
+		}
+		content := b[nl+1 : nl+1+n]
+		if got := r.hashObject("commit", content); check && got != sha {
+			return nil, fmt.Errorf("%w: commit %.12s hashes to %.12s", ErrForgedObject, sha, got)
+		}
+		out[sha] = content
+		b = b[nl+1+n+1:]
 	}
-	_, parents, err := parseCommitHeader(raw)
-	if err != nil {
-		return err
+	return out, nil
+}
+
+// committerTime reads the committer date of a commit header.
+func committerTime(header string) time.Time {
+	for _, line := range strings.Split(header, "\n") {
+		if rest, ok := strings.CutPrefix(line, "committer "); ok {
+			f := strings.Fields(rest)
+			if len(f) >= 2 {
+				if sec, err := strconv.ParseInt(f[len(f)-2], 10, 64); err == nil {
+					return time.Unix(sec, 0).UTC()
+				}
+			}
+		}
 	}
-	if miss, err := r.missingObjects(ctx, parents); err != nil || len(miss) == 0 {
-		return err
-	}
-	return r.addShallow(sha)
+	return time.Time{}
 }
 
 // Exclude appends patterns to .git/info/exclude and to the harness's own

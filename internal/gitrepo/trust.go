@@ -114,6 +114,7 @@ type startState struct {
 	sparse     []byte // info/sparse-checkout when core.sparseCheckout
 	shallow    []byte // .git/shallow
 	sshCommand string
+	sshVariant string
 }
 
 // ensurePrivate opens (or creates) the private git directory.
@@ -413,6 +414,9 @@ func (r *Repo) privateConfig() string {
 	if format == "1" {
 		b.WriteString("[extensions]\n\tobjectFormat = " + quoteConfig(r.cfg.objectFormat) + "\n")
 	}
+	if r.start.sshVariant != "" {
+		b.WriteString("[ssh]\n\tvariant = " + quoteConfig(r.start.sshVariant) + "\n")
+	}
 	b.WriteString("[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n[fetch]\n\twriteCommitGraph = false\n\trecurseSubmodules = false\n" +
 		"[pack]\n\tuseBitmaps = false\n[protocol]\n\tallow = never\n[protocol \"file\"]\n\tallow = always\n" +
 		"[protocol \"http\"]\n\tallow = always\n[protocol \"https\"]\n\tallow = always\n[protocol \"ssh\"]\n\tallow = always\n" +
@@ -508,7 +512,19 @@ func (r *Repo) readStart(ctx context.Context) error {
 	if b, err := readSmall(filepath.Join(r.commonDir, "shallow"), 64<<20); err == nil {
 		s.shallow = b
 	}
+	// How to reach an ssh remote is the user's: GIT_SSH_COMMAND in the
+	// harness's environment, else core.sshCommand as the repository's
+	// configuration said when the loop started (a deploy key), unless it
+	// names a file of the work tree, which the agent can rewrite.
 	s.sshCommand = os.Getenv("GIT_SSH_COMMAND")
+	if v, ok := r.cfg.last("core.sshcommand"); ok && s.sshCommand == "" && strings.TrimSpace(v) != "" {
+		if strings.Contains(v, r.root) {
+			return fmt.Errorf("core.sshCommand %q names a file in the work tree, which the agent can rewrite: "+
+				"move it out of %s, or set GIT_SSH_COMMAND for agent-loop", v, r.root)
+		}
+		s.sshCommand = v
+	}
+	s.sshVariant, _ = r.cfg.last("ssh.variant")
 	if s.sshCommand == "" {
 		ssh := "ssh"
 		if p, err := lookPathIn("ssh"); err == nil {
