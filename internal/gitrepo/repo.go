@@ -772,6 +772,14 @@ func (r *Repo) Stage(ctx context.Context, froms ...string) ([]string, error) {
 	out := make([]string, len(froms))
 	errs := make([]error, len(froms))
 	var wg sync.WaitGroup
+	// The staged blobs are final: they are copied to the repository while
+	// git diffs (the commit copies only its trees and itself).
+	var syncErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		syncErr = r.syncObjects(ctx)
+	}()
 	for i, sha := range commits {
 		if i > 0 && sha == commits[i-1] {
 			continue
@@ -783,6 +791,10 @@ func (r *Repo) Stage(ctx context.Context, froms ...string) ([]string, error) {
 		}()
 	}
 	wg.Wait()
+	if syncErr != nil {
+		r.staged = false
+		return nil, syncErr
+	}
 	for i, sha := range commits {
 		if i > 0 && sha == commits[i-1] {
 			out[i], errs[i] = out[i-1], errs[i-1]

@@ -255,6 +255,14 @@ func (r *Repo) createPrivate(p *private) error {
 			return fmt.Errorf("creating %s: %w", d, err)
 		}
 	}
+	// The trusted store's fan-out directories exist from the start: git
+	// would otherwise create one (a journalled mkdir) for most new objects
+	// of the first iterations.
+	for i := 0; i < 256; i++ {
+		if err := os.Mkdir(filepath.Join(p.objects(), fmt.Sprintf("%02x", i)), 0o700); err != nil {
+			return fmt.Errorf("creating the trusted store: %w", err)
+		}
+	}
 	// The view of the repository's objects: every fan-out directory (also
 	// those git creates later) and the packs, never objects/info/.
 	src := filepath.Join(r.commonDir, "objects")
