@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -659,5 +661,39 @@ func TestPrivateDirChecked(t *testing.T) {
 	}
 	if kinds["refs/heads/main"] != NoticeBranchRerecorded || kinds["refs/heads/loop"] != NoticeBranchRestored {
 		t.Errorf("notices = %v", kinds)
+	}
+}
+
+// TestAbandonedTempDirsRemoved: the temporary private directory of a
+// harness process that is gone (killed, or never Closed) is removed by the
+// next one; a live process's is kept.
+func TestAbandonedTempDirsRemoved(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(tmp, tempPrefix+strconv.Itoa(gone.Process.Pid)+"-1")
+	live := filepath.Join(tmp, tempPrefix+"1-2") // pid 1 is alive
+	for _, d := range []string{dead, live} {
+		writeFiles(t, d, map[string]string{"trusted-git/trust.json": "{}"})
+	}
+	dir := newWorkRepo(t, nil)
+	r := openRepo(t, dir, Options{})
+	if _, _, err := r.Head(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if fileExists(dead) {
+		t.Error("the dead process's private directory is still there")
+	}
+	if !fileExists(live) {
+		t.Error("a live process's private directory was removed")
+	}
+	if err := r.Close(); err != nil || fileExists(r.opts.PrivateDir) {
+		t.Errorf("Close: %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, tempPrefix+strconv.Itoa(os.Getpid())+"-*")); len(left) != 0 {
+		t.Errorf("Close left %v", left)
 	}
 }

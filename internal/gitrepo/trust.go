@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -124,7 +125,8 @@ func (r *Repo) ensurePrivate(ctx context.Context) error {
 	}
 	base, temp := r.opts.PrivateDir, false
 	if base == "" {
-		d, err := os.MkdirTemp("", "agent-loop-git-")
+		removeAbandoned()
+		d, err := os.MkdirTemp("", tempPrefix+strconv.Itoa(os.Getpid())+"-")
 		if err != nil {
 			return fmt.Errorf("creating the harness's private git directory: %w", err)
 		}
@@ -220,6 +222,35 @@ func (r *Repo) rerecordUserBranch(ctx context.Context) error {
 	r.notice(Notice{Kind: NoticeBranchRerecorded, Path: ref,
 		Detail: fmt.Sprintf("%s moved from %.12s to %.12s since the loop last ran; the loop keeps it there", ref, was, now)})
 	return nil
+}
+
+// tempPrefix names the temporary private directories (Options.PrivateDir
+// empty): agent-loop-git-<pid>-<random>.
+const tempPrefix = "agent-loop-git-"
+
+// removeAbandoned removes the temporary private directories of this user's
+// harness processes that are gone (a caller that never called Close, a
+// killed harness): each holds a copy of a tree's objects.
+func removeAbandoned() {
+	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), tempPrefix+"*-*"))
+	for _, m := range matches {
+		rest := strings.TrimPrefix(filepath.Base(m), tempPrefix)
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		fi, err := os.Lstat(m)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Geteuid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.RemoveAll(m)
+		}
+	}
 }
 
 // privateBase checks (or creates) the caller's private directory: a
