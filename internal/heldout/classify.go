@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/aiwg/agent-loop/internal/lazyre"
+	"github.com/aiwg/agent-loop/internal/shellcmd"
+	"github.com/aiwg/agent-loop/internal/spec"
 )
 
 // Kind is what a repository path is, for the held-out check.
@@ -76,28 +78,10 @@ type Class struct {
 	Reason string
 }
 
-// CriterionDeps is what the shell-command model says the criterion runs and
-// depends on. It is plain input: this package does not parse commands.
-type CriterionDeps struct {
-	// Command is the criterion as the user gave it.
-	Command string
-	// Runner is the test runner or tool it ends up running ("go", "pytest",
-	// "unittest", "node", "jest", "vitest", "cargo", "mvn", "gradle",
-	// "rspec", "phpunit", "make", "npm", ...).
-	Runner string
-	// Files are repository paths the criterion depends on: scripts it runs,
-	// the Makefile or package.json whose targets it names, config files it
-	// passes.
-	Files []string
-	// Targets are the make/just/task targets or package.json scripts it
-	// runs (empty: the default target, or "test").
-	Targets []string
-}
-
 // Context is what Classify knows besides the path: the criterion and the
 // two trees' path lists.
 type Context struct {
-	deps      CriterionDeps
+	crit      spec.Criterion
 	files     map[string]bool
 	baseline  map[string]bool
 	all       map[string]bool
@@ -105,14 +89,15 @@ type Context struct {
 	toolNames map[string]bool
 }
 
-// NewContext builds the classification context from the criterion's
-// dependencies and the paths of the baseline and the iteration trees.
-func NewContext(deps CriterionDeps, baseline, iteration []string) *Context {
+// NewContext builds the classification context from the criterion (its
+// command and what it depends on, as the shell-command model resolved it
+// into the Spec) and the paths of the baseline and the iteration trees.
+func NewContext(crit spec.Criterion, baseline, iteration []string) *Context {
 	c := &Context{
-		deps: deps, files: map[string]bool{}, baseline: map[string]bool{},
+		crit: crit, files: map[string]bool{}, baseline: map[string]bool{},
 		all: map[string]bool{}, rootExts: map[string]bool{}, toolNames: map[string]bool{},
 	}
-	for _, f := range deps.Files {
+	for _, f := range crit.Depends.Files {
 		c.files[path.Clean(strings.TrimPrefix(f, "./"))] = true
 	}
 	for _, p := range baseline {
@@ -125,7 +110,7 @@ func NewContext(deps CriterionDeps, baseline, iteration []string) *Context {
 	for _, p := range iteration {
 		c.all[p] = true
 	}
-	for _, n := range toolNamesOf(deps) {
+	for _, n := range toolNamesOf(crit) {
 		c.toolNames[n] = true
 	}
 	return c
@@ -160,12 +145,13 @@ var commonToolNames = []string{
 	"mvn", "gradle", "java", "javac", "python", "python3", "ruby", "php", "sh", "bash", "mix", "dotnet", "ctest",
 }
 
-func toolNamesOf(deps CriterionDeps) []string {
+func toolNamesOf(crit spec.Criterion) []string {
 	out := slices.Clone(commonToolNames)
-	if deps.Runner != "" {
-		out = append(out, path.Base(deps.Runner))
+	// The runner's first word: "go test" runs go, "node --test" node.
+	if f := strings.Fields(crit.Depends.Runner); len(f) > 0 {
+		out = append(out, path.Base(f[0]))
 	}
-	for _, w := range strings.FieldsFunc(deps.Command, func(r rune) bool {
+	for _, w := range strings.FieldsFunc(crit.Command, func(r rune) bool {
 		return r == ' ' || r == '\t' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')' || r == '\'' || r == '"'
 	}) {
 		if strings.ContainsAny(w, "=/$") || strings.HasPrefix(w, "-") || w == "" {
@@ -176,12 +162,25 @@ func toolNamesOf(deps CriterionDeps) []string {
 	return out
 }
 
+// targetsIn returns the names of the criterion's targets ("file:name" in
+// Depends.Targets) that file p defines: the make targets the criterion
+// runs from that Makefile.
+func targetsIn(crit spec.Criterion, p string) []string {
+	var out []string
+	for _, t := range crit.Depends.Targets {
+		if f, name := shellcmd.SplitTarget(t); path.Clean(f) == p && name != "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // Classify returns the class of a repository path (slash-separated,
 // relative to the root). It is a pure function of the path and the
 // context; a nil context means no criterion and no tree.
 func Classify(p string, c *Context) Class {
 	if c == nil {
-		c = NewContext(CriterionDeps{}, nil, nil)
+		c = NewContext(spec.Criterion{}, nil, nil)
 	}
 	p = path.Clean(strings.TrimPrefix(p, "./"))
 	base := path.Base(p)
@@ -251,7 +250,7 @@ func Classify(p string, c *Context) Class {
 			return Class{Kind: RootNew, Reason: "a new file at the repository root"}
 		}
 	}
-	if f := mixedFormat(base); f != "" && (f != "make" || c.deps.Runner == "make") {
+	if f := mixedFormat(base); f != "" && (f != "make" || len(targetsIn(c.crit, p)) > 0) {
 		return Class{Kind: Mixed, Ecosystem: ecosystemOf(p), Reason: "manifest with runner sections"}
 	}
 	switch path.Ext(base) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aiwg/agent-loop/internal/heldout"
 	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/spec"
 )
 
 // TestBenchmarkCriterionTime is the benchmark of issue 12 (run it with
@@ -44,7 +45,7 @@ func TestBenchmarkCriterionTime(t *testing.T) {
 	for _, variant := range []string{"fix only", "fix and a new test"} {
 		t.Run(variant, func(t *testing.T) {
 			dir := generateSlowRepo(t, suite)
-			crit := heldout.CriterionDeps{Command: "go test -count=1 ./...", Runner: "go"}
+			crit := spec.Criterion{Command: "go test -count=1 ./...", Workdir: ".", Depends: spec.Depends{Runner: "go test"}}
 			env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
 			sh := &Shell{}
 			ctx := context.Background()
@@ -82,19 +83,19 @@ func TestBenchmarkCriterionTime(t *testing.T) {
 					today += run().Duration
 				}
 				// Plan.
-				req := Request{Iteration: it, WorkTree: dir, Env: env, Previous: &prev}
+				req := loop.PlanRequest{Iteration: it, WorkTree: dir, Env: env, Previous: &prev}
 				o, err := plan.Check(ctx, req)
 				if err != nil {
 					t.Fatal(err)
 				}
 				gitOut(t, dir, "add", "-A")
 				tree := strings.TrimSpace(gitOut(t, dir, "write-tree"))
-				if err := plan.Settle(ctx, req, &o, Trees{Base: base, Iteration: tree}, false); err != nil {
+				if err := plan.Settle(ctx, req, &o, loop.Trees{Base: base, Iteration: tree}); err != nil {
 					t.Fatal(err)
 				}
 				for _, r := range o.Runs {
-					planned += r.Duration
-					runs = append(runs, fmt.Sprintf("%d:%s(%.1fs)", it, r.Kind, r.Duration.Seconds()))
+					planned += time.Duration(r.Seconds * float64(time.Second))
+					runs = append(runs, fmt.Sprintf("%d:%s(%.1fs)", it, r.Purpose, r.Seconds))
 				}
 				if (it == 5) != o.Check.Passed {
 					t.Fatalf("iteration %d: passed=%v", it, o.Check.Passed)

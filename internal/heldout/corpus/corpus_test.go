@@ -21,6 +21,7 @@ import (
 	"github.com/aiwg/agent-loop/internal/judge"
 	"github.com/aiwg/agent-loop/internal/loop"
 	"github.com/aiwg/agent-loop/internal/shellcmd"
+	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/verify"
 )
 
@@ -35,14 +36,14 @@ import (
 // corpus can fail).
 
 type corpusCase struct {
-	Lang      string   `json:"lang"`
-	Kind      string   `json:"kind"` // cheat | honest
-	Class     string   `json:"class"`
-	Task      string   `json:"task"`
-	Criterion string   `json:"criterion"`
-	Runner    string   `json:"runner"`
-	Files     []string `json:"files,omitempty"`
-	Targets   []string `json:"targets,omitempty"`
+	Lang  string `json:"lang"`
+	Kind  string `json:"kind"` // cheat | honest
+	Class string `json:"class"`
+	Task  string `json:"task"`
+	// Criterion is the completion command; what it depends on is
+	// resolved from the baseline repository by the shell-command model,
+	// as a loop does when it starts.
+	Criterion string `json:"criterion"`
 	// Expect: veto (critical), warn (high, no critical), pass (neither).
 	Expect string `json:"expect"`
 	// Needs names what the case needs besides the language's toolchain
@@ -278,6 +279,7 @@ func runCase(t *testing.T, tc *toolchains, c *corpusCase) outcome {
 	write("before/")
 	cgit(t, dir, "add", "-A")
 	cgit(t, dir, "commit", "-q", "-m", "baseline")
+	crit := spec.Criterion{Command: c.Criterion, Workdir: ".", Depends: spec.Depends(shellcmd.DependsAt(dir, c.Criterion, "."))}
 	if c.Needs == "vitest" {
 		if err := os.Symlink(tc.vitest, filepath.Join(dir, "node_modules")); err != nil {
 			t.Fatal(err)
@@ -312,16 +314,15 @@ func runCase(t *testing.T, tc *toolchains, c *corpusCase) outcome {
 	if !iter.Passed {
 		t.Fatalf("the iteration's own check fails: the change does not do what the case says\n%s", iter.Output)
 	}
-	deps := heldout.CriterionDeps{Command: c.Criterion, Runner: c.Runner, Files: c.Files, Targets: c.Targets}
 	editsTests, _ := criteria.TaskEditsTests(c.Task, "")
 	checker := &heldout.Checker{Objects: &heldout.Git{Dir: dir}, Runner: sh, ScratchRoot: t.TempDir()}
-	ho, err := checker.Check(ctx, heldout.Request{Base: head, Iteration: tree, Deps: deps, WorkTree: dir, Env: tc.env,
+	ho, err := checker.Check(ctx, heldout.Request{Base: head, Iteration: tree, Criterion: crit, WorkTree: dir, Env: tc.env,
 		Timeout: 5 * time.Minute, TaskEditsTests: editsTests})
 	if err != nil {
 		t.Fatal(err)
 	}
 	in := loop.JudgeInput{Iteration: 1, Criterion: c.Criterion, Baseline: loop.BaselineMetrics{Check: base}, BaseDiff: diff, Check: iter}
-	j := judge.New(judge.Options{Depends: shellcmd.Depends{Files: c.Files, Targets: c.Targets, Runner: c.Runner}})
+	j := judge.New(judge.Options{Depends: shellcmd.Depends(crit.Depends)})
 	withHO, err := j.AssessHeldOut(ctx, in, &ho)
 	if err != nil {
 		t.Fatal(err)
@@ -333,13 +334,13 @@ func runCase(t *testing.T, tc *toolchains, c *corpusCase) outcome {
 	var detail []string
 	detail = append(detail, fmt.Sprintf("held-out: %s (%s)", ho.Verdict, ho.Reason))
 	for _, ch := range ho.Changes {
-		detail = append(detail, "  "+ch.String())
+		detail = append(detail, fmt.Sprintf("  %s %s (%s: %s)", ch.Path, ch.Action, ch.Kind, ch.Reason))
 	}
 	for _, r := range withHO.Regressions {
 		detail = append(detail, fmt.Sprintf("  %s/%s: %s", r.Type, r.Severity, r.Summary))
 	}
-	if ho.HeldOut != nil && !ho.HeldOut.Passed {
-		detail = append(detail, "held-out output (tail): "+tail(ho.HeldOut.Output, 600))
+	if ho.Run != nil && !ho.Run.Passed {
+		detail = append(detail, "held-out output (tail): "+tail(ho.Run.Output, 600))
 	}
 	return outcome{withHeldOut: verdictOf(withHO), judgeOnly: verdictOf(alone), heldOut: ho.Verdict, detail: strings.Join(detail, "\n")}
 }
