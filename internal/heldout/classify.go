@@ -148,16 +148,36 @@ var commonToolNames = []string{
 func toolNamesOf(crit spec.Criterion) []string {
 	out := slices.Clone(commonToolNames)
 	// The runner's first word: "go test" runs go, "node --test" node.
-	if f := strings.Fields(crit.Depends.Runner); len(f) > 0 {
-		out = append(out, path.Base(f[0]))
-	}
-	for _, w := range strings.FieldsFunc(crit.Command, func(r rune) bool {
-		return r == ' ' || r == '\t' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')' || r == '\'' || r == '"'
-	}) {
-		if strings.ContainsAny(w, "=/$") || strings.HasPrefix(w, "-") || w == "" {
-			continue
+	first := func(s string) {
+		if f := strings.Fields(s); len(f) > 0 && !strings.ContainsAny(f[0], "=$") {
+			out = append(out, path.Base(f[0]))
 		}
-		out = append(out, w)
+	}
+	first(crit.Depends.Runner)
+	// The programs the command runs, as the shell-command model reads it:
+	// each step's program, its wrappers and what it amounts to ("python3
+	// -m pytest" is pytest); not its arguments (`test -e done` runs no
+	// program called done).
+	a := shellcmd.Analyze(nil, crit.Command, ".")
+	if len(a.Problems) > 0 {
+		for _, w := range strings.FieldsFunc(crit.Command, func(r rune) bool {
+			return r == ' ' || r == '\t' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')' || r == '\'' || r == '"'
+		}) {
+			if !strings.ContainsAny(w, "=/$") && !strings.HasPrefix(w, "-") && w != "" {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	for _, st := range a.Steps {
+		if len(st.Args) > 0 {
+			first(st.Args[0])
+		}
+		for _, w := range st.Wrappers {
+			first(w)
+		}
+		first(st.Sig)
+		first(st.Runner)
 	}
 	return out
 }
@@ -238,10 +258,16 @@ func Classify(p string, c *Context) Class {
 	if cl, ok := classifyTest(p, base, dirs); ok {
 		return cl
 	}
-	if isDocs(p, base, dirs) {
+	// Documentation and new files at the root are restored because a test
+	// runner may read them (doctests; a file it picks up by name). A
+	// criterion that runs no test runner (`test -e done`, `grep -q Usage
+	// README.md`) has no tests but its own files, restored above: there
+	// they are what the task makes.
+	runner := c.crit.Depends.Runner != ""
+	if runner && isDocs(p, base, dirs) {
 		return Class{Kind: Docs, Reason: "documentation (may hold doctests)"}
 	}
-	if len(dirs) == 0 && !c.baseline[p] && len(c.baseline) > 0 {
+	if runner && len(dirs) == 0 && !c.baseline[p] && len(c.baseline) > 0 {
 		// A new file at the root: kept only when it is code of a language
 		// whose product files already sit at the root (a Go package at the
 		// root, a flat Python project); the names that could take a tool's

@@ -14,7 +14,7 @@ func TestClassify(t *testing.T) {
 		"composer.json", "CMakeLists.txt",
 	}
 	iteration := append([]string{"unittest.py", "helper.go", "notes.txt", "jest.js", "pkg/json.py", "sitecustomize.py", "go"}, baseline...)
-	ctx := NewContext(spec.Criterion{Command: "make test", Depends: spec.Depends{Files: []string{"Makefile", "scripts/test.sh"}, Targets: []string{"Makefile:test"}}}, baseline, iteration)
+	ctx := NewContext(spec.Criterion{Command: "make test", Depends: spec.Depends{Files: []string{"Makefile", "scripts/test.sh"}, Targets: []string{"Makefile:test"}, Runner: "go test"}}, baseline, iteration)
 	cases := []struct {
 		path string
 		want Kind
@@ -157,6 +157,26 @@ func TestClassifyProgramTheCriterionRuns(t *testing.T) {
 	}
 	if got := Classify("ci/check.sh", ctx); got.Kind != Criterion {
 		t.Errorf("the criterion's script: %s, want criterion", got.Kind)
+	}
+}
+
+func TestClassifyWithoutATestRunner(t *testing.T) {
+	t.Parallel()
+	// `test -e done`: no runner, no tests but the criterion's own files.
+	ctx := NewContext(spec.Criterion{Command: "sh check.sh", Depends: spec.Depends{Files: []string{"check.sh"}}},
+		[]string{"check.sh", "README.md"}, []string{"check.sh", "README.md", "done", "unittest.py", ".npmrc"})
+	for p, want := range map[string]Kind{"done": Source, "README.md": Source, "check.sh": Criterion, "unittest.py": Shadow, ".npmrc": Config} {
+		if got := Classify(p, ctx); got.Kind != want {
+			t.Errorf("Classify(%q) without a runner = %s (%s), want %s", p, got.Kind, got.Reason, want)
+		}
+	}
+	// The same paths when the criterion runs a test runner.
+	withRunner := NewContext(spec.Criterion{Command: "sh check.sh", Depends: spec.Depends{Files: []string{"check.sh"}, Runner: "pytest"}},
+		[]string{"check.sh", "README.md"}, []string{"check.sh", "README.md", "done"})
+	for p, want := range map[string]Kind{"done": RootNew, "README.md": Docs} {
+		if got := Classify(p, withRunner); got.Kind != want {
+			t.Errorf("Classify(%q) with a runner = %s, want %s", p, got.Kind, want)
+		}
 	}
 }
 

@@ -61,9 +61,15 @@ func reweigh(regs []loop.Regression, ho *loop.HeldOut, passed bool) ([]loop.Regr
 	if ho == nil || !passed {
 		return regs, ""
 	}
+	// The paths the held-out check speaks for: what it restored, but CI
+	// workflows, which the criterion does not run (a workflow added
+	// beside an honest fix can still send secrets away or narrow CI): the
+	// diff's signals on them stand whatever the held-out run did.
 	restored := map[string]bool{}
 	for _, c := range ho.Changes {
-		restored[c.Path] = true
+		if c.Kind != "ci" {
+			restored[c.Path] = true
+		}
 	}
 	// onRestored: every piece of evidence is on a path the held-out check
 	// restored, or names no path (a test count, a missing test name).
