@@ -43,8 +43,9 @@ func newHeldOutPlace() (heldOutPlace, func(), error) {
 // object store through repo (the starting commit and the staged tree).
 func newPlanner(sp spec.Spec, repo *gitrepo.Repo, runner loop.Verifier, place heldOutPlace) *verify.Plan {
 	editsTests, _ := criteria.TaskEditsTests(sp.Task, sp.Criterion.Hint)
-	p := &verify.Plan{Runner: runner, Criterion: sp.Criterion, ConfirmRuns: sp.Policy.ConfirmRuns, TaskEditsTests: editsTests}
-	if !heldOutWeakened() {
+	p := &verify.Plan{Runner: runner, Criterion: sp.Criterion, ConfirmRuns: sp.Policy.ConfirmRuns, TaskEditsTests: editsTests,
+		NoFocus: weakened("plan")}
+	if !weakened("heldout") && !weakened("plan") {
 		p.HeldOut = &heldout.Checker{
 			Objects: &heldout.Git{Dir: repo.Root(), Env: repo.ObjectEnv()},
 			Runner:  runner, CacheDir: place.Root, Chown: place.Chown,
@@ -53,14 +54,17 @@ func newPlanner(sp spec.Spec, repo *gitrepo.Repo, runner loop.Verifier, place he
 	return p
 }
 
-// weakenVar switches defences off in agent-loop's own tests; "heldout"
-// turns the held-out check off, so that a test can show the cheats it
-// catches getting through without it. Only a test binary honours it.
+// weakenVar switches defences off in agent-loop's own tests: "heldout"
+// turns the held-out check off (a test shows the cheats it catches getting
+// through without it); "plan" also turns the focused runs off, which leaves
+// the engine's policy from before the held-out check (the full criterion
+// every iteration, a confirmation on a pass), for the benchmark to compare
+// against. Only a test binary honours it.
 const weakenVar = "AGENT_LOOP_TEST_WEAKEN"
 
-func heldOutWeakened() bool {
+func weakened(name string) bool {
 	if !testing.Testing() {
 		return false
 	}
-	return slices.Contains(strings.Split(os.Getenv(weakenVar), ","), "heldout")
+	return slices.Contains(strings.Split(os.Getenv(weakenVar), ","), name)
 }
