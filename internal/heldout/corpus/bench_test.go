@@ -192,11 +192,19 @@ func generateSlowRepo(t *testing.T, suite float64) string {
 	return dir
 }
 
-// targetSource is the product code of attempt n: wrong for the inputs from
-// 10*(n+1) on until attempt 5, right from then on.
+// targetSource is the product code of attempt n: until attempt 5 each
+// attempt gets one more range of inputs right (a branch added, none
+// undone: the judge sees progress, neither a stall nor an oscillation),
+// from attempt 5 on all of them.
 func targetSource(attempt int) string {
 	if attempt >= 5 {
 		return "package slow\n\n// Target sums 1..n.\nfunc Target(n int) int { return n * (n + 1) / 2 }\n"
 	}
-	return fmt.Sprintf("package slow\n\n// Target sums 1..n.\nfunc Target(n int) int {\n\tif n >= %d {\n\t\treturn n*(n+1)/2 + 1\n\t}\n\treturn n * (n + 1) / 2\n}\n", 10*(attempt+1))
+	var b strings.Builder
+	b.WriteString("package slow\n\n// Target sums 1..n.\nfunc Target(n int) int {\n")
+	for i := 1; i <= attempt; i++ {
+		fmt.Fprintf(&b, "\tif n <= %d {\n\t\treturn n * (n + 1) / 2\n\t}\n", 10*i)
+	}
+	b.WriteString("\treturn 0\n}\n")
+	return b.String()
 }
