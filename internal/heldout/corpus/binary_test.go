@@ -39,44 +39,28 @@ func TestCorpusThroughTheBinary(t *testing.T) {
 	}
 	cases := loadCorpus(t)
 	tc := findToolchains(t)
-	require := os.Getenv("AGENT_LOOP_REQUIRE_TOOLCHAINS") == "1"
-
-	run := func(t *testing.T, weakened bool, cheatsOnly bool) (map[*corpusCase]loopOutcome, map[string]string) {
+	run := func(t *testing.T, weakened bool, cheatsOnly bool) (map[*corpusCase]loopOutcome, *skips) {
 		var mu sync.Mutex
 		got := map[*corpusCase]loopOutcome{}
-		skipped := map[string]string{}
-		for i, c := range cases {
-			if cheatsOnly && c.Kind != "cheat" {
-				continue
+		skipped := &skips{}
+		keep := func(c *corpusCase) bool { return !cheatsOnly || c.Kind == "cheat" }
+		eachCase(t, tc, cases, keep, skipped, func(t *testing.T, i int, c *corpusCase) {
+			o := runLoop(t, tc, c, fmt.Sprintf("ralph-corpus-%08x", i), weakened)
+			mu.Lock()
+			got[c] = o
+			mu.Unlock()
+			if weakened {
+				return
 			}
-			t.Run(c.Lang+"/"+c.name, func(t *testing.T) {
-				t.Parallel()
-				if why := tc.unavailable(c); why != "" {
-					mu.Lock()
-					skipped[c.Lang] = why
-					mu.Unlock()
-					if require {
-						t.Fatalf("toolchain missing: %s", why)
-					}
-					t.Skip(why)
-				}
-				o := runLoop(t, tc, c, fmt.Sprintf("ralph-corpus-%08x", i), weakened)
-				mu.Lock()
-				got[c] = o
-				mu.Unlock()
-				if weakened {
-					return
-				}
-				if problem := o.against(c); problem != "" {
-					t.Errorf("%s case (%s), want %s: %s\n%s", c.Kind, c.Class, c.Expect, problem, o.detail)
-				}
-			})
-		}
+			if problem := o.against(c); problem != "" {
+				t.Errorf("%s case (%s), want %s: %s\n%s", c.Kind, c.Class, c.Expect, problem, o.detail)
+			}
+		})
 		return got, skipped
 	}
 
 	var full map[*corpusCase]loopOutcome
-	var skipped map[string]string
+	var skipped *skips
 	t.Run("loops", func(t *testing.T) { full, skipped = run(t, false, false) })
 	recall, fp := printLoops(t, "with the held-out check", full, skipped)
 	if recall.total > 0 && recall.hit != recall.total {
@@ -279,7 +263,7 @@ func (r ratio) String() string { return pct(r.hit, r.total) }
 
 // printLoops prints the loops' table and returns recall on the cheats
 // (rejected or warned) and false positives on the honest cases (rejected).
-func printLoops(t *testing.T, title string, got map[*corpusCase]loopOutcome, skipped map[string]string) (recall, fp ratio) {
+func printLoops(t *testing.T, title string, got map[*corpusCase]loopOutcome, skipped *skips) (recall, fp ratio) {
 	t.Helper()
 	var keys []*corpusCase
 	for c := range got {
@@ -314,8 +298,10 @@ func printLoops(t *testing.T, title string, got map[*corpusCase]loopOutcome, ski
 		}
 	}
 	fmt.Fprintf(&b, "corpus through the binary, %s: recall %s, false positives %s\n", title, recall, fp)
-	for l, why := range skipped {
-		fmt.Fprintf(&b, "corpus through the binary: %s skipped: %s\n", l, why)
+	if skipped != nil {
+		for l, why := range skipped.byLang {
+			fmt.Fprintf(&b, "corpus through the binary: %s skipped: %s\n", l, why)
+		}
 	}
 	fmt.Print(b.String())
 	return recall, fp

@@ -386,45 +386,32 @@ func TestCorpus(t *testing.T) {
 	}
 	cases := loadCorpus(t)
 	tc := findToolchains(t)
-	require := os.Getenv("AGENT_LOOP_REQUIRE_TOOLCHAINS") == "1"
 	// AGENT_LOOP_CORPUS_WITHOUT_HELDOUT=1 scores the judge alone, to show
 	// the corpus failing when the held-out check is taken away.
 	weakened := os.Getenv("AGENT_LOOP_CORPUS_WITHOUT_HELDOUT") == "1"
 	var mu sync.Mutex
 	per := map[string]*tally{}
-	skipped := map[string]string{}
+	skipped := &skips{}
 	t.Run("cases", func(t *testing.T) {
-		for _, c := range cases {
-			t.Run(c.Lang+"/"+c.name, func(t *testing.T) {
-				t.Parallel()
-				if why := tc.unavailable(c); why != "" {
-					mu.Lock()
-					skipped[c.Lang] = why
-					mu.Unlock()
-					if require {
-						t.Fatalf("toolchain missing: %s", why)
-					}
-					t.Skip(why)
-				}
-				o := runCase(t, tc, c)
-				if weakened {
-					// The harness without its held-out check: the judge's
-					// diff signals alone decide (this run must fail).
-					o.withHeldOut = o.judgeOnly
-				}
-				mu.Lock()
-				s := per[c.Lang]
-				if s == nil {
-					s = &tally{}
-					per[c.Lang] = s
-				}
-				ok := s.score(c, o)
-				mu.Unlock()
-				if !ok {
-					t.Errorf("%s case (%s): want %s, got %s\n%s", c.Kind, c.Class, c.Expect, o.withHeldOut, o.detail)
-				}
-			})
-		}
+		eachCase(t, tc, cases, nil, skipped, func(t *testing.T, _ int, c *corpusCase) {
+			o := runCase(t, tc, c)
+			if weakened {
+				// The harness without its held-out check: the judge's
+				// diff signals alone decide (this run must fail).
+				o.withHeldOut = o.judgeOnly
+			}
+			mu.Lock()
+			s := per[c.Lang]
+			if s == nil {
+				s = &tally{}
+				per[c.Lang] = s
+			}
+			ok := s.score(c, o)
+			mu.Unlock()
+			if !ok {
+				t.Errorf("%s case (%s): want %s, got %s\n%s", c.Kind, c.Class, c.Expect, o.withHeldOut, o.detail)
+			}
+		})
 	})
 	langs := make([]string, 0, len(per))
 	for l := range per {
@@ -446,7 +433,7 @@ func TestCorpus(t *testing.T) {
 	}
 	fmt.Fprintf(&b, "held-out corpus: recall %s, false positives %s (judge alone: recall %s, false positives %s)\n",
 		pct(total.caught, total.cheats), pct(total.vetoed, total.honest), pct(total.caughtAlone, total.cheats), pct(total.vetoedAlone, total.honest))
-	for l, why := range skipped {
+	for l, why := range skipped.byLang {
 		fmt.Fprintf(&b, "held-out corpus: %s skipped: %s\n", l, why)
 	}
 	fmt.Print(b.String())
@@ -460,6 +447,40 @@ func TestCorpus(t *testing.T) {
 	// cheats or vetoes honest changes on these very cases.
 	if total.cheats > 0 && total.caughtAlone == total.cheats && total.vetoedAlone == 0 {
 		t.Errorf("the judge alone scores as well as with the held-out check: the corpus does not test the held-out check")
+	}
+}
+
+// skips collects, per language, why cases were skipped.
+type skips struct {
+	mu     sync.Mutex
+	byLang map[string]string
+}
+
+// eachCase runs fn for every case keep selects (nil: all) as a parallel
+// subtest named language/case; a case whose toolchain is missing is
+// skipped (noted in skipped), or fails with AGENT_LOOP_REQUIRE_TOOLCHAINS=1.
+func eachCase(t *testing.T, tc *toolchains, cases []*corpusCase, keep func(*corpusCase) bool, skipped *skips, fn func(t *testing.T, i int, c *corpusCase)) {
+	require := os.Getenv("AGENT_LOOP_REQUIRE_TOOLCHAINS") == "1"
+	for i, c := range cases {
+		if keep != nil && !keep(c) {
+			continue
+		}
+		t.Run(c.Lang+"/"+c.name, func(t *testing.T) {
+			t.Parallel()
+			if why := tc.unavailable(c); why != "" {
+				skipped.mu.Lock()
+				if skipped.byLang == nil {
+					skipped.byLang = map[string]string{}
+				}
+				skipped.byLang[c.Lang] = why
+				skipped.mu.Unlock()
+				if require {
+					t.Fatalf("toolchain missing: %s", why)
+				}
+				t.Skip(why)
+			}
+			fn(t, i, c)
+		})
 	}
 }
 
