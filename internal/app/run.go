@@ -302,10 +302,17 @@ func execute(ctx context.Context, p engineParts) (*RunResult, error) {
 		}
 		guard.killStrays = true
 	}
+	verifier := &guardedVerifier{Verifier: &verify.Shell{ScanReports: true}, g: guard}
+	place, cleanPlace, err := newHeldOutPlace()
+	if err != nil {
+		return nil, err
+	}
+	defer cleanPlace()
 	eng := &loop.Engine{
-		Agent: &guardedAgent{Agent: p.agent, g: guard}, Verifier: &guardedVerifier{Verifier: &verify.Shell{ScanReports: true}, g: guard}, Repo: p.repo,
-		Judge: judge.New(judge.Options{Depends: shellcmd.Depends(sp.Criterion.Depends)}),
-		Dir:   p.dir, Registry: p.store, Observer: p.hooks.Observer,
+		Agent: &guardedAgent{Agent: p.agent, g: guard}, Verifier: verifier, Repo: p.repo,
+		Planner: newPlanner(sp, p.repo, verifier, place),
+		Judge:   judge.New(judge.Options{Depends: shellcmd.Depends(sp.Criterion.Depends)}),
+		Dir:     p.dir, Registry: p.store, Observer: p.hooks.Observer,
 		Env: p.env, Out: progress, AgentOut: agentOut, Tuning: p.hooks.Tuning,
 		Redact: func(w io.Writer) io.WriteCloser { return p.secrets.Writer(w) },
 	}

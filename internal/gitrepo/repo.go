@@ -122,8 +122,9 @@ type Repo struct {
 	// staged says the trusted index holds the work tree as the last Stage
 	// left it and nothing has touched it since (see CommitRequest.Staged);
 	// skipped are the paths that staging left out.
-	staged  bool
-	skipped []Notice
+	staged     bool
+	stagedTree string
+	skipped    []Notice
 	notices []Notice
 	// fifos are the FIFOs the watchdog unblocked (fifo_linux.go), moved
 	// to notices after each staging.
@@ -769,7 +770,13 @@ func (r *Repo) Stage(ctx context.Context, froms ...string) ([]string, error) {
 		return nil, fmt.Errorf("staging the work tree of %s: %w", r.root, err)
 	}
 	r.notices = append(r.notices, skipped...)
-	r.staged, r.skipped = true, skipped
+	// The trusted index written as a tree once: the held-out check reads
+	// the iteration's product source from it (StagedTree).
+	tree, err := r.git(ctx, gitCall{args: []string{"write-tree"}})
+	if err != nil {
+		return nil, fmt.Errorf("writing the staged tree of %s: %w", r.root, err)
+	}
+	r.staged, r.skipped, r.stagedTree = true, skipped, firstLine(tree.stdout)
 	out := make([]string, len(froms))
 	errs := make([]error, len(froms))
 	var wg sync.WaitGroup

@@ -93,6 +93,10 @@ type Outcome struct {
 type Engine struct {
 	Agent    Agent
 	Verifier Verifier
+	// Planner decides an iteration's criterion runs (focused, full,
+	// held-out, confirmation); nil: the criterion runs once through
+	// Verifier. The baseline is always one run through Verifier.
+	Planner  Planner
 	Repo     Repo
 	Judge    Judge
 	Dir      state.Dir
@@ -393,7 +397,7 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 	}
 	e.logf("iteration %d: agent finished in %s%s", n, ar.Duration.Round(time.Second), agentNote(ar))
 	checkStart := e.now()
-	check, err := e.runCheck(ctx, n, deadline)
+	po, err := e.checkIteration(ctx, n, deadline)
 	crashpoint.Hit("check-done")
 	if err != nil {
 		return e.fail(err)
@@ -418,11 +422,23 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 		return e.fail(err)
 	}
 	baseDiff, stepDiff := diffs[0], diffs[1]
+	// A pass is settled on the staged change: the held-out check of the
+	// original tests, the confirmation.
+	settleStart := e.now()
+	ran, err := e.settleIteration(ctx, n, deadline, &po)
+	if ran && ctx.Err() != nil {
+		return e.interrupted(n, stopReason{status: state.Paused, reason: fmt.Sprintf("interrupted by a signal during the check of iteration %d", n)})
+	}
+	if err != nil {
+		return e.fail(err)
+	}
+	checkDur += e.now().Sub(settleStart)
+	check := po.Check
 
 	judgeStart := time.Now()
 	verdict, err := e.Judge.Assess(local, JudgeInput{
 		Iteration: n, Criterion: e.spec.Criterion.Command, Baseline: e.baseline,
-		BaseDiff: baseDiff, StepDiff: stepDiff, Check: check, Agent: ar, History: e.records,
+		BaseDiff: baseDiff, StepDiff: stepDiff, Check: check, Agent: ar, History: e.records, HeldOut: po.HeldOut,
 	})
 	if err != nil {
 		return e.fail(fmt.Errorf("judging iteration %d: %w", n, err))
@@ -432,7 +448,8 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 	rec := Record{
 		Iteration: n, Started: itStart, Agent: ar, Check: check, Verdict: verdict,
 		Fingerprint: testreport.Fingerprint(check.Tests, check.Output),
-		Rejected:    verdict.Critical(), Level: guide.Level,
+		Rejected:    verdict.Critical() || e.gated(po.HeldOut), Level: guide.Level,
+		CriterionRuns: po.Runs, HeldOut: heldOutEntry(po.HeldOut, verdict),
 	}
 	waitPush := func() bool { return false }
 	if e.spec.Publish.Commit {
@@ -481,7 +498,8 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 			return e.fail(err)
 		}
 	}
-	e.logf("iteration %d: check %s%s, score %.0f%s", n, passFail(check.Passed), testsNote(check.Tests), verdict.Score, regressionNote(verdict))
+	e.logf("iteration %d: check %s%s, score %.0f%s%s%s", n, passFail(check.Passed), testsNote(check.Tests), verdict.Score, regressionNote(verdict),
+		heldOutNote(po.HeldOut), runsNote(po.Runs))
 	e.observe(ctx, Event{Kind: EventIteration, State: e.st, Record: &e.records[len(e.records)-1]})
 
 	if check.Passed && !rec.Rejected {
@@ -515,77 +533,6 @@ func (e *Engine) runAgent(ctx context.Context, req AgentRequest) (AgentResult, i
 		case <-time.After(wait):
 		}
 	}
-}
-
-// runCheck runs the completion command (iteration 0 is the baseline) and
-// confirms a pass by re-running it ConfirmRuns times; a test that flips is
-// flaky and the pass is not trusted.
-func (e *Engine) runCheck(ctx context.Context, n int, deadline time.Time) (CheckResult, error) {
-	logf, err := e.openLog(n)
-	if err != nil {
-		return CheckResult{}, err
-	}
-	defer logf.Close()
-	checkOut, endCheckOut := e.teeAgent(logf)
-	defer endCheckOut()
-	timeout := e.spec.Limits.CheckTimeout
-	if !deadline.IsZero() {
-		if left := deadline.Sub(e.now()) - e.Tuning.PublishMargin/2; timeout == 0 || left < timeout {
-			timeout = max(left, 30*time.Second)
-		}
-	}
-	req := CheckRequest{
-		Command: e.spec.Criterion.Command, Dir: filepath.Join(e.Repo.Root(), e.spec.Criterion.Workdir),
-		Env: e.Env, Timeout: timeout, Output: checkOut,
-	}
-	fmt.Fprintf(logf, "\n--- completion check: %s\n", e.spec.Criterion.Command)
-	res, err := e.Verifier.Check(ctx, req)
-	if err != nil {
-		return res, fmt.Errorf("running the completion check: %w", err)
-	}
-	flips := map[string]bool{}
-	confirm := func(first CheckResult, runs int) CheckResult {
-		for i := 0; i < runs && ctx.Err() == nil; i++ {
-			fmt.Fprintf(logf, "\n--- confirmation run %d: %s\n", i+1, e.spec.Criterion.Command)
-			again, err := e.Verifier.Check(ctx, req)
-			if err != nil {
-				break
-			}
-			for _, f := range symmetricDiff(first.Tests.Failing, again.Tests.Failing) {
-				flips[f] = true
-			}
-			if again.Passed != first.Passed {
-				first.Passed = false
-				if len(flips) == 0 {
-					flips["(whole check: exit "+strconv.Itoa(first.ExitCode)+" then "+strconv.Itoa(again.ExitCode)+")"] = true
-				}
-			}
-		}
-		return first
-	}
-	if n > 0 && res.Passed && e.spec.Policy.ConfirmRuns > 0 {
-		res = confirm(res, e.spec.Policy.ConfirmRuns)
-	} else if n > 0 && !res.Passed && e.baseline.Check.Tests.Known {
-		// A baseline-passing test failing for the first time: run once more
-		// to tell flakiness from breakage.
-		if newly := intersect(res.Tests.Failing, e.baseline.Check.Tests.Passing); len(newly) > 0 && !e.failedBefore(newly) {
-			res = confirm(res, 1)
-		}
-	}
-	for f := range flips {
-		res.Flaky = append(res.Flaky, f)
-	}
-	sortStrings(res.Flaky)
-	return res, nil
-}
-
-func (e *Engine) failedBefore(names []string) bool {
-	for _, r := range e.records {
-		if len(intersect(r.Check.Tests.Failing, names)) > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // applyPolicy handles an iteration vetoed by a critical regression.
@@ -671,6 +618,16 @@ func diagnose(v Verdict) string {
 		if r.Severity == "critical" {
 			parts = append(parts, r.Type+": "+r.Summary)
 		}
+	}
+	if len(parts) == 0 {
+		// Held for a person: the original tests fail without the agent's
+		// test edits, and the task asks for test edits.
+		for _, r := range v.Regressions {
+			if r.Severity == "high" {
+				parts = append(parts, r.Type+": "+r.Summary)
+			}
+		}
+		return "The check passes only with the agent's test edits, which the task asks for: " + strings.Join(parts, "; ")
 	}
 	return "The agent made the check easier instead of fixing the code: " + strings.Join(parts, "; ")
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/aiwg/agent-loop/internal/state"
 	"github.com/aiwg/agent-loop/internal/testreport"
 )
 
@@ -252,6 +253,10 @@ type JudgeInput struct {
 	Check    CheckResult
 	Agent    AgentResult
 	History  []Record
+	// HeldOut is the held-out check of a passing iteration (nil when it
+	// did not run): the judge keeps the diff's signals that it confirms
+	// and clears those it contradicts.
+	HeldOut *HeldOut
 }
 
 // Verdict is the judge's measured opinion of one iteration.
@@ -318,6 +323,11 @@ type Record struct {
 	Level    string // reinforcement level used for this iteration's prompt
 	// Excluded lists changed paths kept out of the commit.
 	Excluded []string
+	// CriterionRuns are the iteration's runs of the criterion, with why
+	// each ran; HeldOut the held-out check in the report's words (nil
+	// when it did not run).
+	CriterionRuns []state.CriterionRun
+	HeldOut       *state.HeldOut
 }
 
 // Guidance is the judge's advice for the next iteration.

@@ -100,6 +100,7 @@ func (e *Engine) recordIteration(r Record, checkDur time.Duration, retries int) 
 		CostEstimated: r.Agent.CostEstimated, Turns: r.Agent.Turns,
 		FilesChanged: r.Stat.Files, Additions: r.Stat.Additions, Deletions: r.Stat.Deletions, Excluded: r.Excluded,
 		Fingerprint: r.Fingerprint, Explain: r.Verdict.Explain, Reinforcement: r.Level,
+		CriterionRuns: r.CriterionRuns, HeldOut: r.HeldOut,
 	}
 	for _, p := range r.Stat.Paths {
 		entry.Artifacts = append(entry.Artifacts, state.Artifact{Path: p})
@@ -295,6 +296,7 @@ func recordFromEntry(h state.IterationEntry) Record {
 	r := Record{
 		Iteration: h.Iteration, Started: h.Timestamp, Duration: time.Duration(h.DurationSeconds * float64(time.Second)),
 		Commit: h.Commit, Fingerprint: h.Fingerprint, Rejected: h.Rejected, Level: h.Reinforcement, Excluded: h.Excluded,
+		CriterionRuns: h.CriterionRuns, HeldOut: h.HeldOut,
 		Stat: DiffStat{Files: h.FilesChanged, Additions: h.Additions, Deletions: h.Deletions},
 		Agent: AgentResult{ExitCode: h.AgentExitCode, Class: ErrorClass(h.AgentClass), Detail: h.AgentDetail, Message: h.AgentMessage,
 			CostUSD: h.CostUSD, CostEstimated: h.CostEstimated, Turns: h.Turns, Duration: time.Duration(h.AgentSeconds * float64(time.Second))},
@@ -586,45 +588,6 @@ func readFile(p string) string {
 	}
 	return string(b)
 }
-
-func symmetricDiff(a, b []string) []string {
-	in := func(s []string, x string) bool {
-		for _, y := range s {
-			if y == x {
-				return true
-			}
-		}
-		return false
-	}
-	var out []string
-	for _, x := range a {
-		if !in(b, x) {
-			out = append(out, x)
-		}
-	}
-	for _, x := range b {
-		if !in(a, x) {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-func intersect(a, b []string) []string {
-	set := map[string]bool{}
-	for _, x := range b {
-		set[x] = true
-	}
-	var out []string
-	for _, x := range a {
-		if set[x] {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-func sortStrings(s []string) { sort.Strings(s) }
 
 // statOfDiff counts a unified diff (used without commits).
 func statOfDiff(d string) DiffStat {

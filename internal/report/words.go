@@ -164,6 +164,12 @@ func heldOutLine(h *state.HeldOut) phrase {
 			p = p.add(" (").then(names(h.Failed)).add(")")
 		}
 		p = p.add("; the task asks to change tests, so review the test edits below.")
+	case state.HeldOutInconclusive:
+		p = words("The check with the original tests restored was inconclusive")
+		if h.Reason != "" {
+			p = p.add(": ").then(words(h.Reason))
+		}
+		p = p.add("; the diff's signals decided alone.")
 	default:
 		return nil
 	}
@@ -226,10 +232,12 @@ func runsLine(runs []state.CriterionRun) phrase {
 	var ps []phrase
 	for _, r := range runs {
 		what := map[string]string{
-			state.RunFailingFirst: "the failing tests alone",
-			state.RunFull:         "the full check",
-			state.RunConfirm:      "the full check again to confirm the pass",
-			state.RunHeldOut:      "the check with the original tests restored",
+			state.RunFailingFirst:   "the failing tests alone",
+			state.RunFull:           "the full check",
+			state.RunConfirm:        "the full check again to confirm the pass",
+			state.RunHeldOut:        "the check with the original tests restored",
+			state.RunHeldOutControl: "the agent's own tree outside the work tree (a control)",
+			state.RunHeldOutAgain:   "the check with the original tests restored again",
 		}[r.Purpose]
 		if what == "" {
 			what = r.Purpose
