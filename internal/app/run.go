@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aiwg/agent-loop/internal/crashpoint"
+	"github.com/aiwg/agent-loop/internal/escape"
 	"github.com/aiwg/agent-loop/internal/gitrepo"
 	"github.com/aiwg/agent-loop/internal/judge"
 	"github.com/aiwg/agent-loop/internal/loop"
@@ -219,7 +220,7 @@ func confirmDuplicate(root string, same []state.Entry, door spec.Door, o IO) err
 	} else {
 		b.WriteString("An existing loop is running for the same task.\n\nActive loops:\n")
 		for _, e := range same {
-			fmt.Fprintf(&b, "  %s — %s (%s, iteration %d/%d)\n", e.LoopID, e.Task, e.Status, e.Iteration, e.MaxIterations)
+			fmt.Fprintf(&b, "  %s — %s (%s, iteration %d/%d)\n", e.LoopID, escape.Terminal(e.Task), e.Status, e.Iteration, e.MaxIterations)
 		}
 		b.WriteString("\nOptions:\n")
 		fmt.Fprintf(&b, "  1. Attach to it:     agent-loop attach %s\n", running[0].LoopID)
@@ -307,7 +308,8 @@ func execute(ctx context.Context, p engineParts) (*RunResult, error) {
 		Judge: judge.New(judge.Options{Depends: shellcmd.Depends(sp.Criterion.Depends)}),
 		Dir:   p.dir, Registry: p.store, Observer: p.hooks.Observer,
 		Env: p.env, Out: progress, AgentOut: agentOut, Tuning: p.hooks.Tuning,
-		Redact: func(w io.Writer) io.WriteCloser { return p.secrets.Writer(w) },
+		Redact:      func(w io.Writer) io.WriteCloser { return p.secrets.Writer(w) },
+		CommitWords: report.CommitWords,
 	}
 	out, err := eng.Run(ctx, p.st)
 	st, lerr := p.dir.Load()
@@ -319,8 +321,10 @@ func execute(ctx context.Context, p engineParts) (*RunResult, error) {
 		err = fmt.Errorf("%w\nThe disk is full: the state from before the fault is kept; free some space, then continue the loop "+
 			"(`agent-loop resume %s`; in GitHub Actions, re-run the workflow)", err, st.LoopID)
 	}
-	rep := report.Render(st, report.Options{Target: report.CLI, Resume: "`agent-loop resume " + st.LoopID + "`"})
-	_ = state.WriteFileAtomic(p.dir.ReportPath(), []byte(rep), 0o644)
+	// report.md is the report in Markdown (as the step summary shows it);
+	// the terminal gets the same report as text.
+	_ = state.WriteFileAtomic(p.dir.ReportPath(), []byte(report.Render(st, report.Options{Target: report.Summary})), 0o644)
+	rep := report.Render(st, report.Options{Target: report.CLI})
 	res := &RunResult{Outcome: out, State: st, Dir: p.dir, Report: rep}
 	if err != nil {
 		return res, err

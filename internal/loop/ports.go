@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/aiwg/agent-loop/internal/state"
 	"github.com/aiwg/agent-loop/internal/testreport"
 )
 
@@ -291,6 +292,9 @@ type Regression struct {
 	Evidence []Evidence
 	Baseline any
 	Current  any
+	// Tests names the tests the regression is about (deleted, skipped,
+	// weakened), when the judge knows them.
+	Tests []string
 }
 
 // Evidence points at the lines that show a regression.
@@ -318,6 +322,9 @@ type Record struct {
 	Level    string // reinforcement level used for this iteration's prompt
 	// Excluded lists changed paths kept out of the commit.
 	Excluded []string
+	// FromStart is the size of the iteration's tree against the starting
+	// commit (what it would publish), from the staged base diff.
+	FromStart *state.Change
 }
 
 // Guidance is the judge's advice for the next iteration.

@@ -316,6 +316,8 @@ func (f *facts) statusLine() status {
 		s.why = words(fmt.Sprintf("agent-loop itself stopped unexpectedly after %s; it can resume from its saved state", plural(last, "iteration", "iterations")))
 	case state.StopPublishFailed:
 		s.why = words("publishing the result failed: ").then(words(h.StopReason))
+	case state.StopError:
+		s.why = words(fmt.Sprintf("agent-loop hit an error after %s: ", plural(last, "iteration", "iterations"))).then(words(h.StopReason))
 	default:
 		s.why = words(nonEmpty(h.StopReason, "no reason was recorded"))
 		if st.Status == state.Paused {

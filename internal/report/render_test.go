@@ -183,7 +183,7 @@ func commentNeedles(st *state.State) []string {
 	}
 	b := &builder{f: f, o: Options{Target: PR}}
 	if rec := b.recommend(); len(rec) > 0 {
-		out = append(out, firstWords(rec[0].term(), 4))
+		out = append(out, firstWords(strings.ReplaceAll(rec[0].term(), "`", ""), 4))
 	}
 	return out
 }

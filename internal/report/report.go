@@ -33,10 +33,10 @@ import (
 type Target string
 
 const (
-	CLI     Target = "cli"     // the terminal and report.md: plain text
+	CLI     Target = "cli"     // the terminal: plain text
 	PR      Target = "pr"      // the sticky PR (or issue) comment: the loop's report
 	PRBody  Target = "pr-body" // the pull request's description: the change, not the report
-	Summary Target = "summary" // the workflow step summary: the report
+	Summary Target = "summary" // the workflow step summary and report.md: the report
 )
 
 // Options adjust a report to its target.
@@ -153,6 +153,8 @@ func OneLine(st *state.State) string {
 // "" otherwise. The engine also adds the trailer CommitTrailer returns.
 func CommitSubject(n int, passed bool, rejection string) string {
 	switch {
+	case rejection == "rejected":
+		return fmt.Sprintf("agent-loop: iteration %d (rejected)", n)
 	case rejection != "":
 		return fmt.Sprintf("agent-loop: iteration %d (rejected: %s)", n, escape.Terminal(rejection))
 	case passed:
@@ -161,10 +163,23 @@ func CommitSubject(n int, passed bool, rejection string) string {
 	return fmt.Sprintf("agent-loop: iteration %d (check fail)", n)
 }
 
+// CommitWords is the subject and the Agent-Loop-Verdict trailer of
+// iteration n's commit, from the regression events the iteration records
+// and its held-out check: the engine's CommitWords (loop.Engine).
+func CommitWords(n int, passed, rejected bool, events []state.RegressionEvent, held *state.HeldOut) (subject, verdict string) {
+	rejection := ""
+	if rejected {
+		rejection = Rejection(events, held)
+	}
+	return CommitSubject(n, passed, rejection), CommitTrailer(passed, rejection)
+}
+
 // CommitTrailer is the value of the trailer Agent-Loop-Verdict of an
 // iteration's commit: "rejected (deleted 2 tests)", "pass" or "fail".
 func CommitTrailer(passed bool, rejection string) string {
 	switch {
+	case rejection == "rejected":
+		return rejection
 	case rejection != "":
 		return "rejected (" + escape.Terminal(rejection) + ")"
 	case passed:
