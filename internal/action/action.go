@@ -119,6 +119,9 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 		return a.fail(exitcode.NotCompleted, err)
 	}
 	a.trig = trig
+	// A check the task names came from the comment when the comment is the
+	// task (no task input).
+	taskFromComment := trig.Event == "issue_comment" && strings.TrimSpace(s.Spec.Task) == ""
 	if trig.Skip != "" {
 		fmt.Fprintf(a.stdout, "agent-loop: nothing to do: %s\n", trig.Skip)
 		_ = a.w.SetOutput("status", "skipped")
@@ -208,7 +211,7 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 	_ = a.w.SaveState(stActor, actor)
 	a.obs = &actionObserver{run: a, serverURL: serverURL, repoFull: repoFull, actor: actor}
 	hooks := app.Hooks{Observer: a.obs, Token: a.s.Action.Token, Remote: "origin", Owner: actor,
-		Protect: a.commandFiles()}
+		Protect: a.commandFiles(), TaskFromComment: taskFromComment}
 
 	var res *app.RunResult
 	if prev != nil {

@@ -41,6 +41,10 @@ type Hooks struct {
 	// change: each is put back after every run of the agent and of the
 	// completion command (the Action: the workflow command files).
 	Protect map[string]string
+	// TaskFromComment says the task is a trigger comment's words (the
+	// completion hint always is): a check they name came from the comment
+	// (the criterion's source "trigger").
+	TaskFromComment bool
 }
 
 // RunResult is what a finished run reports to its caller.
@@ -101,7 +105,7 @@ func Run(ctx context.Context, v spec.Validated, o IO, h Hooks) (*RunResult, erro
 	if dir.Exists() {
 		return nil, usagef("loop %s exists already; continue it with `agent-loop resume %s`, or choose another %s", loopID, loopID, door.Ref("loop-id"))
 	}
-	prop, err := resolveCriterion(ctx, s, door, root, o)
+	prop, err := resolveCriterion(ctx, s, door, root, o, h.TaskFromComment)
 	if err != nil {
 		return nil, err
 	}

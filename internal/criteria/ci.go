@@ -44,6 +44,24 @@ type ciStep struct {
 	setupOnly  bool // GitLab before_script
 }
 
+// title is the step's name as GitHub shows it: its name, or "Run " and
+// the action it uses or the first line of its script.
+func (s ciStep) title() string {
+	switch {
+	case s.name != "":
+		return s.name
+	case s.uses != "":
+		return "Run " + s.uses
+	case s.run != "":
+		line := strings.TrimSpace(strings.SplitN(strings.TrimSpace(s.run), "\n", 2)[0])
+		if len(line) > 60 {
+			line = line[:60] + "..."
+		}
+		return "Run " + line
+	}
+	return s.id
+}
+
 func (s ciStep) label() string {
 	switch {
 	case s.name != "":

@@ -191,6 +191,10 @@ func criterionOrigin(h state.Harness) phrase {
 		p = words("typed in when asked")
 	case spec.SourceInput:
 		p = words("given as the ").then(code("completion")).add(" input")
+	case spec.SourceTask:
+		p = words("named in the task")
+	case spec.SourceTrigger:
+		p = words("named in the trigger comment")
 	case spec.SourceInferred, spec.SourceHint:
 		switch o := c.Origin; {
 		case o != nil && o.File != "":
