@@ -343,9 +343,9 @@ func (b *builder) perIteration() []block {
 		case "—":
 			parts = append(parts, "no score (rejected)")
 		case "first":
-			parts = append(parts, "score "+num(it.QualityScore)+" (the first score)")
+			parts = append(parts, "score "+r.score+" (the first score)")
 		default:
-			parts = append(parts, "score "+num(it.QualityScore)+" ("+r.delta+" on the best so far)")
+			parts = append(parts, "score "+r.score+" ("+r.delta+" on the best so far)")
 		}
 		var sub []phrase
 		if rl := runsLine(it.CriterionRuns); rl != nil {
@@ -395,7 +395,7 @@ func (b *builder) scoreBreakdown() *details {
 	}
 	return &details{
 		summary: fmt.Sprintf("How iteration %d scored %s", p.n, p.score),
-		body:    []block{l, para{lead: "Total:", p: words(total + " of 100.")}},
+		body:    []block{l, para{lead: "Total:", p: words(total + ".")}},
 	}
 }
 

@@ -168,7 +168,10 @@ func commentNeedles(st *state.State) []string {
 	if f.pub != nil {
 		out = append(out, sizeText(size(f.pub.it)), fmt.Sprintf("from the starting commit to iteration %d", f.pub.n))
 	} else {
-		out = append(out, "nothing to publish")
+		// "none yet: no iteration has qualified so far", "nothing to
+		// publish: ...": the words the change line says.
+		ch := (&builder{f: f, o: Options{Target: PR}}).change()[0].(para)
+		out = append(out, firstWords(ch.p.term(), 4))
 	}
 	for _, r := range f.rows {
 		name := "start"

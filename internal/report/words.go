@@ -275,11 +275,11 @@ func scoreParts(it *state.IterationEntry) ([]phrase, string) {
 		lines = append(lines, line)
 	}
 	sum = math.Round(sum*1000) / 1000
-	total := exact(sum)
+	total := exact(sum) + " of 100"
 	if r := math.Round(it.QualityScore); math.Abs(sum-it.QualityScore) < 0.05 && sum == r {
 		return lines, total
 	}
-	return lines, fmt.Sprintf("%s (shown as %.0f/100)", total, math.Round(it.QualityScore))
+	return lines, fmt.Sprintf("%s (shown as %.0f)", total, math.Round(it.QualityScore))
 }
 
 // exact prints x with as many decimals as it has (at most three).

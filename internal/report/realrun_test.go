@@ -1,0 +1,399 @@
+package report_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/aiwg/agent-loop/internal/app"
+	"github.com/aiwg/agent-loop/internal/demo"
+	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/provider"
+	"github.com/aiwg/agent-loop/internal/report"
+	"github.com/aiwg/agent-loop/internal/spec"
+	"github.com/aiwg/agent-loop/internal/state"
+)
+
+// The stories from real runs: each is a loop the real engine runs (app.Run,
+// and app.Resume for the resumed one) on a small shell project with a
+// scripted agent (internal/provider's Scripted, the demo's), the real
+// completion check, judge and git. Its state, with the commit ids, times
+// and durations made fixed (normalise), is rendered in the four media and
+// compared with the goldens the hand-written stories share
+// (testdata/TestGoldens/<medium>/<story>.golden), and kept in
+// testdata/runs/<story>.json, which the package's own tests (the goldens,
+// the consistency check, the render in Chromium, the README screenshot)
+// read as one of the stories. The fixture must render exactly as the run
+// does, so it is what the engine writes. `go test ./internal/report -run
+// TestStoriesFromRealRuns -update` rewrites the fixtures and the goldens.
+
+// updating is the package's -update flag (report_test.go defines it).
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// realStory is a loop to run: the project (files), the scripted agent,
+// and the settings that differ from the defaults.
+type realStory struct {
+	name, task string
+	files      map[string]string
+	script     string
+	configure  func(*spec.Settings)
+	// cancelAfter cancels the run once this iteration is recorded; the
+	// loop is then resumed to its end.
+	cancelAfter int
+}
+
+// calc is the demo's project with more tests (the demo's: two fail).
+var calc = map[string]string{}
+
+func init() {
+	dir, _ := os.MkdirTemp("", "calc-")
+	defer os.RemoveAll(dir)
+	if err := demo.WriteProject(dir); err != nil {
+		panic(err)
+	}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			rel, _ := filepath.Rel(dir, p)
+			calc[filepath.ToSlash(rel)] = string(b)
+		}
+		return nil
+	})
+}
+
+// words is a project with three failing tests of six, for the stories
+// that do not finish.
+var words = map[string]string{
+	"words.sh": `# words.sh: small text tools.
+upper() { echo "$1" | tr a-z A-Z; }
+lower() { echo "$1"; }
+count() { echo 0; }
+first() { echo "$1"; }
+last() { echo "$1"; }
+`,
+	"test.sh": `#!/bin/sh
+# test.sh: prints TAP and exits 1 when a test fails.
+. ./words.sh
+n=0
+failed=0
+check() {
+	n=$((n + 1))
+	if [ "$2" = "$3" ]; then echo "ok $n - $1"; else echo "not ok $n - $1"; echo "#   expected $3, got $2"; failed=$((failed + 1)); fi
+}
+echo "1..6"
+check "upper" "$(upper abc)" ABC
+check "lower" "$(lower ABC)" abc
+check "count" "$(count 'a b c')" 3
+check "first" "$(first 'a b c')" a
+check "last" "$(last 'a b c')" c
+check "upper empty" "$(upper '')" ""
+[ "$failed" -eq 0 ]
+`,
+}
+
+const fixedSub = "# calc.sh: a tiny calculator library for the agent-loop demo.\nadd() { echo $(($1 + $2)); }\nsub() { echo $(($1 - $2)); }\n"
+
+// The word tools as the scripted agent writes them: lower fixed; count
+// and first fixed too; everything rewritten, worse.
+var (
+	wordsLower = wordsFile("# words.sh: small text tools.\nupper() { echo \"$1\" | tr a-z A-Z; }\nlower() { echo \"$1\" | tr A-Z a-z; }\ncount() { echo 0; }\nfirst() { echo \"$1\"; }\nlast() { echo \"$1\"; }\n")
+	wordsThree = wordsFile("# words.sh: small text tools.\nupper() { echo \"$1\" | tr a-z A-Z; }\nlower() { echo \"$1\" | tr A-Z a-z; }\ncount() { echo \"$1\" | wc -w | tr -d ' '; }\nfirst() { set -- $1; echo \"$1\"; }\nlast() { echo \"$1\"; }\n")
+	wordsWorse = wordsFile("# words.sh: small text tools, rewritten.\nupper() { printf '%s' \"$1\" | tr a-z A-Z; echo; }\nlower() { printf '%s' \"$1\"; echo; }\ncount() { echo \"$1\" | wc -c; }\nfirst() { echo \"${1%% *}\"; }\nlast() { echo \"$1\"; }\n")
+)
+
+// wordsFile is a script step's files: words.sh with body.
+func wordsFile(body string) string {
+	return "      - path: words.sh\n        content: |\n" + indent(body, 10)
+}
+
+func realStories() []realStory {
+	maxIt := func(n int) func(*spec.Settings) {
+		return func(s *spec.Settings) { s.Spec.Limits.MaxIterations = n }
+	}
+	return []realStory{
+		{name: "first_try", task: demo.Task, files: calc, configure: maxIt(4),
+			script: "iterations:\n  - message: \"sub() added its arguments; it now subtracts them.\"\n    input_tokens: 2400\n    output_tokens: 310\n    cost_usd: 0.0141\n    files:\n      - path: calc.sh\n        content: |\n" + indent(fixedSub, 10)},
+		{name: "cheat_then_fixed", task: demo.Task, files: calc, configure: maxIt(4), script: string(demo.Script())},
+		{name: "best_not_last", task: "make the word tools pass their tests", files: words, configure: maxIt(3),
+			script: "iterations:\n" +
+				"  - message: \"lower() now lower-cases its argument.\"\n    input_tokens: 3100\n    output_tokens: 600\n    cost_usd: 0.021\n    files:\n" + wordsLower +
+				"  - message: \"count() counts the words and first() prints the first one.\\nlast() still prints the whole line.\"\n    input_tokens: 4200\n    output_tokens: 900\n    cost_usd: 0.029\n    files:\n" + wordsThree +
+				"  - message: \"Rewrote the tools with printf to avoid echo's quirks.\"\n    input_tokens: 5100\n    output_tokens: 1300\n    cost_usd: 0.037\n    files:\n" + wordsWorse},
+		{name: "stalled", task: "make the word tools pass their tests", files: words, configure: maxIt(10),
+			script: "iterations:\n" +
+				"  - message: \"lower() now lower-cases its argument.\"\n    input_tokens: 3100\n    output_tokens: 600\n    cost_usd: 0.021\n    files:\n" + wordsLower +
+				"  - message: \"I could not find why count() fails.\"\n    input_tokens: 2900\n    output_tokens: 200\n    cost_usd: 0.018\n" +
+				"  - message: \"I still could not find the cause.\"\n    input_tokens: 3000\n    output_tokens: 150\n    cost_usd: 0.018\n"},
+		{name: "human_gate_waiting", task: demo.Task, files: calc, script: string(demo.Script()),
+			configure: func(s *spec.Settings) { s.Spec.Limits.MaxIterations, s.Spec.Policy.Regression = 4, "human-gate" }},
+		{name: "cancelled_and_resumed", task: demo.Task, files: calc, configure: maxIt(4), cancelAfter: 1,
+			script: "iterations:\n" +
+				"  - message: \"Looked at sub(); added a note where it goes wrong.\"\n    input_tokens: 1500\n    output_tokens: 200\n    cost_usd: 0.009\n    files:\n      - path: calc.sh\n        content: |\n" +
+				indent("# calc.sh: a tiny calculator library for the agent-loop demo.\nadd() { echo $(($1 + $2)); }\n# FIXME: sub adds\nsub() { echo $(($1 + $2)); }\n", 10) +
+				"  - message: \"sub() added its arguments; it now subtracts them.\"\n    input_tokens: 2400\n    output_tokens: 310\n    cost_usd: 0.0141\n    files:\n      - path: calc.sh\n        content: |\n" + indent(fixedSub, 10)},
+	}
+}
+
+func indent(s string, n int) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if l != "" {
+			b.WriteString(strings.Repeat(" ", n) + l)
+		}
+	}
+	return b.String()
+}
+
+// cancelAfter cancels the run once iteration n is recorded.
+type cancelAfter struct {
+	n      int
+	cancel context.CancelFunc
+}
+
+func (c cancelAfter) Observe(_ context.Context, ev loop.Event) {
+	if ev.Kind == loop.EventIteration && ev.Record != nil && ev.Record.Iteration == c.n {
+		c.cancel()
+	}
+}
+
+// run runs the story's loop for real and returns its final state.
+func (rs realStory) run(t *testing.T) *state.State {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range rs.files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-qm", "the project"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=dev", "GIT_AUTHOR_EMAIL=dev@example.com", "GIT_COMMITTER_NAME=dev", "GIT_COMMITTER_EMAIL=dev@example.com")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	script, err := provider.ParseScript([]byte(rs.script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := "ralph-" + strings.ReplaceAll(rs.name, "_", "-") + "-0c0ffee1"
+	s := spec.Defaults(spec.DoorCLI)
+	s.Start.Dir, s.Start.LoopID, s.Start.Quiet, s.Start.Force = dir, id, true, true
+	s.Spec.Task, s.Spec.Criterion.Command = rs.task, "sh test.sh"
+	s.Spec.Agent.Provider, s.Spec.Agent.Command = "command", "(the demo's scripted agent)"
+	if rs.configure != nil {
+		rs.configure(&s)
+	}
+	v, err := spec.Validate(s, spec.DoorCLI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errOut bytes.Buffer
+	o := app.IO{Stdin: strings.NewReader(""), Stdout: &errOut, Stderr: &errOut, Environ: os.Environ()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := app.Hooks{Script: script, Owner: "dev"}
+	if rs.cancelAfter > 0 {
+		h.Observer = cancelAfter{n: rs.cancelAfter, cancel: cancel}
+	}
+	res, err := app.Run(ctx, v, o, h)
+	if err != nil || res == nil {
+		t.Fatalf("%s: %v\n%s", rs.name, err, errOut.String())
+	}
+	if rs.cancelAfter > 0 {
+		if res.State.Status != state.Paused {
+			t.Fatalf("%s: the cancelled run is %s, not paused\n%s", rs.name, res.State.Status, errOut.String())
+		}
+		res, err = app.Resume(context.Background(), dir, id, app.ResumeOptions{Door: spec.DoorCLI}, o, app.Hooks{Script: script, Owner: "dev"})
+		if err != nil {
+			t.Fatalf("%s: resume: %v\n%s", rs.name, err, errOut.String())
+		}
+	}
+	return res.State
+}
+
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+var durationText = regexp.MustCompile(`\b(\d+h)?(\d+m)?\d+(\.\d+)?(ms|µs|s)\b`)
+
+// normalise makes what differs between two runs of the same story fixed:
+// commit ids (the starting commit 000…, iteration n's nnn…, the commit
+// that publishes the best tree eee…), times and durations, the machine;
+// and adds what the Action would (the links to the repository, the run,
+// the report comment and the pull request).
+func normalise(st *state.State) {
+	shas := map[string]string{st.Harness.BaseSHA: strings.Repeat("0", 40)}
+	for i := range st.IterationHistory {
+		it := &st.IterationHistory[i]
+		shas[it.Commit] = strings.Repeat(string("123456789abcdef"[i%15]), 40)
+	}
+	sha := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		if v, ok := shas[s]; ok {
+			return v
+		}
+		return strings.Repeat("e", 40)
+	}
+	h := &st.Harness
+	h.BaseSHA, h.HeadSHA, h.BestSHA = sha(h.BaseSHA), sha(h.HeadSHA), sha(h.BestSHA)
+	if st.BestIteration != nil {
+		st.BestIteration.Commit = sha(st.BestIteration.Commit)
+	}
+	clock := t0
+	tick := func(secs float64) time.Time {
+		clock = clock.Add(time.Duration(secs * float64(time.Second)))
+		return clock
+	}
+	st.StartedAt = t0
+	if b := h.Baseline; b != nil {
+		b.Seconds = 0.4
+		tick(b.Seconds)
+	}
+	total := 0.0
+	for i := range st.IterationHistory {
+		it := &st.IterationHistory[i]
+		it.Commit = sha(it.Commit)
+		it.DurationSeconds = float64(20 + 7*i)
+		it.AgentSeconds, it.CheckSeconds = it.DurationSeconds-1, 0.4
+		total += it.DurationSeconds
+		it.Timestamp = tick(it.DurationSeconds)
+		for k, e := range it.Explain {
+			it.Explain[k] = durationText.ReplaceAllString(e, fmt.Sprintf("%.0fs", it.AgentSeconds))
+		}
+		for k := range it.CriterionRuns {
+			it.CriterionRuns[k].Seconds = 0.4
+		}
+		it.SnapshotPath = ""
+	}
+	for i := range st.RegressionEvents {
+		st.RegressionEvents[i].Timestamp = st.IterationHistory[st.RegressionEvents[i].Iteration-1].Timestamp
+	}
+	for i := range st.Progress.CompletionChecks {
+		st.Progress.CompletionChecks[i].Timestamp = t0
+	}
+	for i := range h.Resumes {
+		h.Resumes[i].At = t0.Add(10 * time.Minute)
+	}
+	st.Metrics.TotalDurationSeconds = int(total + 0.5)
+	if n := len(st.IterationHistory); n > 0 {
+		st.Metrics.AverageIterationTimeSeconds = float64(int(total/float64(n)*10+0.5)) / 10
+	}
+	st.LastUpdated = clock
+	if st.CompletedAt != nil {
+		st.CompletedAt = &clock
+	}
+	if st.BestIteration != nil {
+		st.BestIteration.UpdatedAt = clock
+	}
+	if st.BaselineMetrics != nil {
+		st.BaselineMetrics.CapturedAt = t0
+	}
+	st.WorkingDirectory, h.Host, h.PIDStart, st.PID = "/home/dev/calc", "", 0, nil
+	st.PersistenceMetrics, st.LastCheckpoint, st.ErrorContext = nil, nil, nil
+	st.ReinforcementHistory, st.RecoveryHistory = []state.ReinforcementChange{}, []state.Recovery{}
+	// What the Action adds when it publishes.
+	h.RepoURL, h.RunURL = "https://github.com/acme/calc", "https://github.com/acme/calc/actions/runs/4242"
+	h.ReportURL, h.PRNumber, h.PRURL = "https://github.com/acme/calc/pull/7#issuecomment-99", 7, "https://github.com/acme/calc/pull/7"
+}
+
+// media are the four places a report goes (as report_test.go's).
+var media = []struct {
+	test string
+	opts func(st *state.State) report.Options
+}{
+	{"TestComment", func(st *state.State) report.Options {
+		return report.Options{Target: report.PR, Marker: "<!-- agent-loop:sticky loop=" + st.LoopID + " -->"}
+	}},
+	{"TestPRBody", func(*state.State) report.Options { return report.Options{Target: report.PRBody} }},
+	{"TestStepSummary", func(*state.State) report.Options { return report.Options{Target: report.Summary} }},
+	{"TestCLI", func(*state.State) report.Options { return report.Options{Target: report.CLI} }},
+}
+
+// TestStoriesFromRealRuns runs each story's loop, renders it in the four
+// media and compares them with the goldens; the kept fixture must render
+// the same.
+func TestStoriesFromRealRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real loops")
+	}
+	for _, rs := range realStories() {
+		t.Run(rs.name, func(t *testing.T) {
+			st := rs.run(t)
+			normalise(st)
+			fixture := filepath.Join("testdata", "runs", rs.name+".json")
+			if updating() {
+				b, err := json.MarshalIndent(st, "", "  ")
+				if err != nil {
+					t.Fatal(err)
+				}
+				os.MkdirAll(filepath.Dir(fixture), 0o755)
+				if err := os.WriteFile(fixture, append(b, '\n'), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b, err := os.ReadFile(fixture)
+			if err != nil {
+				t.Fatalf("%v (go test ./internal/report -run TestStoriesFromRealRuns -update)", err)
+			}
+			var kept state.State
+			if err := json.Unmarshal(b, &kept); err != nil {
+				t.Fatalf("%s: %v", fixture, err)
+			}
+			for _, m := range media {
+				got := report.Render(st, m.opts(st))
+				path := filepath.Join("testdata", "TestGoldens", m.test, rs.name+".golden")
+				if updating() {
+					if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := cmp.Diff(string(want), got); d != "" {
+					t.Errorf("%s of the real run differs from %s (-want +got):\n%s", m.test, path, d)
+				}
+				if d := cmp.Diff(got, report.Render(&kept, m.opts(&kept))); d != "" {
+					t.Errorf("%s: the fixture %s does not render as the run does (-run +fixture):\n%s", m.test, fixture, d)
+				}
+			}
+			if rs.name == "cheat_then_fixed" {
+				checkDemoIsTheDemo(t, st)
+			}
+		})
+	}
+}
+
+// checkDemoIsTheDemo: the story "a cheat rejected then fixed" is what
+// `agent-loop demo` runs (its script and project), so the README's
+// screenshot of it is the demo's report.
+func checkDemoIsTheDemo(t *testing.T, st *state.State) {
+	t.Helper()
+	if st.Task != demo.Task || st.CompletionCriteria != demo.Completion {
+		t.Errorf("the story's task %q and check %q are not the demo's", st.Task, st.CompletionCriteria)
+	}
+	got := fmt.Sprint(st.Harness.Provider)
+	if got != "scripted" {
+		t.Errorf("the story's agent is %q, not the demo's scripted one", got)
+	}
+}
