@@ -357,7 +357,11 @@ func (b *builder) perIteration() []block {
 		l.items = append(l.items, item{p: words(fmt.Sprintf("%d %s: %s", r.n, r.mark, strings.Join(parts, ", "))), sub: sub})
 	}
 	m := f.st.Metrics
-	total := []string{plural(m.TotalIterations, "iteration", "iterations"), dur(float64(m.TotalDurationSeconds))}
+	secs := 0.0 // the iterations' own durations, as listed above
+	for _, it := range f.st.IterationHistory {
+		secs += it.DurationSeconds
+	}
+	total := []string{plural(m.TotalIterations, "iteration", "iterations"), dur(secs)}
 	if m.TotalTokens > 0 {
 		total = append(total, thousands(m.TotalTokens)+" tokens")
 	}

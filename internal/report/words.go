@@ -396,6 +396,8 @@ func thousands(n int64) string {
 func dur(secs float64) string {
 	d := time.Duration(secs * float64(time.Second)).Round(time.Second)
 	switch {
+	case secs < 0.05:
+		return "<0.1s"
 	case secs < 1:
 		return fmt.Sprintf("%.1fs", secs)
 	case d < time.Minute:
