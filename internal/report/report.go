@@ -52,12 +52,6 @@ type Options struct {
 	// ("/agent-loop"): the Action's wording of a human gate. Empty: the
 	// CLI's wording for CLI, "/agent-loop" otherwise.
 	TriggerPhrase string
-	// CommitURL is the older way to give Links.Repo: a printf pattern
-	// "https://github.com/o/r/commit/%s".
-	CommitURL string
-	// Resume is ignored: the report words how to resume itself, from the
-	// target (kept so older callers compile).
-	Resume string
 }
 
 // Links are the places a maintainer goes next.
@@ -70,9 +64,6 @@ type Links struct {
 
 func (o Options) links(st *state.State) Links {
 	l := o.Links
-	if l.Repo == "" && o.CommitURL != "" {
-		l.Repo = strings.TrimSuffix(o.CommitURL, "/commit/%s")
-	}
 	h := st.Harness
 	l.Repo = strings.TrimRight(nonEmpty(l.Repo, h.RepoURL), "/")
 	l.Run = nonEmpty(l.Run, h.RunURL)
