@@ -289,7 +289,7 @@ func execute(ctx context.Context, p engineParts) (*RunResult, error) {
 	if sp.Criterion.Setup != "" && p.st.Harness.BaseSHA == "" {
 		if err := runSetup(ctx, p, progress); err != nil {
 			p.st.Status = state.Failed
-			p.st.Harness.StopReason = err.Error()
+			p.st.Harness.StopReason, p.st.Harness.StopKind = err.Error(), state.StopError
 			now := time.Now().UTC().Truncate(time.Second)
 			p.st.CompletedAt = &now
 			p.st.PID = nil

@@ -47,19 +47,20 @@ type ciStep struct {
 // title is the step's name as GitHub shows it: its name, or "Run " and
 // the action it uses or the first line of its script.
 func (s ciStep) title() string {
-	switch {
-	case s.name != "":
+	if s.name != "" {
 		return s.name
-	case s.uses != "":
-		return "Run " + s.uses
-	case s.run != "":
-		line := strings.TrimSpace(strings.SplitN(strings.TrimSpace(s.run), "\n", 2)[0])
-		if len(line) > 60 {
-			line = line[:60] + "..."
-		}
-		return "Run " + line
 	}
-	return s.id
+	if s.uses != "" {
+		return "Run " + s.uses
+	}
+	if s.run == "" {
+		return s.id
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(s.run), "\n")
+	if line = strings.TrimSpace(line); len(line) > 60 {
+		line = line[:60] + "..."
+	}
+	return "Run " + line
 }
 
 func (s ciStep) label() string {
