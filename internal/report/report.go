@@ -196,6 +196,13 @@ func Notification(st *state.State, o Options, login string) string {
 		b.WriteString("@" + login + " ")
 	}
 	b.WriteString(words(f.status.icon + " agent-loop " + f.status.word + ": ").then(f.status.why).add(".").md())
+	if g := st.Harness.PendingGate; g != nil && g.Decision == "" {
+		// The loop waits for this person: say how to answer.
+		o.Target = PR
+		if rec := (&builder{f: f, o: o, l: l}).recommend(); len(rec) > 0 {
+			b.WriteString(" " + rec[0].md())
+		}
+	}
 	if l.Report != "" {
 		b.WriteString(" " + words("The report: ").then(link("the agent-loop comment", l.Report)).add(".").md())
 	}
