@@ -961,7 +961,10 @@ func regressionTypes(v Verdict) []string {
 	return out
 }
 
-// commitWords is the subject and verdict trailer of r's commit.
+// commitWords is the subject and verdict trailer of r's commit. The
+// held-out check is not passed yet: the engine does not run it here (when
+// it does, its verdict words a rejection it caused: "passed only with
+// edited tests").
 func (e *Engine) commitWords(r Record) (string, string) {
 	if e.CommitWords != nil {
 		return e.CommitWords(r.Iteration, r.Check.Passed, r.Rejected, regressionEvents(r, e.now()), nil)

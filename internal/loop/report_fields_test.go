@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -181,4 +182,48 @@ func TestEveryStopHasAKind(t *testing.T) {
 			t.Errorf("status %s, stop kind %q", got.Status, got.Harness.StopKind)
 		}
 	})
+}
+
+// TestRebuiltRejectedIteration: an iteration the state never recorded (a
+// crash between its commit and the state write, its checkpoint lost too)
+// is rebuilt from its commit's trailers on resume, and its
+// Agent-Loop-Verdict trailer keeps it rejected: it can never be the best
+// nor complete the loop.
+func TestRebuiltRejectedIteration(t *testing.T) {
+	dir, repo := newRepo(t)
+	agent := agentFunc(func(ctx context.Context, req loop.AgentRequest) (loop.AgentResult, error) {
+		writeFile(req.Dir, "fixed", "yes\n")
+		writeFile(req.Dir, "cheat", "deleted a test\n")
+		return loop.AgentResult{}, nil
+	})
+	e, st := newEngine(t, dir, repo, agent, namingJudge{fakeJudge{cheat: map[int]bool{1: true}}}, func(sp *spec.Spec) { sp.Limits.MaxIterations = 1 })
+	e.CommitWords = report.CommitWords
+	if _, err := e.Run(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	// The crash: the state ends before iteration 1, whose checkpoint is
+	// gone; its commit is on the branch.
+	got := validState(t, e.Dir)
+	got.IterationHistory, got.RegressionEvents, got.DetectedPatterns = []state.IterationEntry{}, []state.RegressionEvent{}, []state.DetectedPattern{}
+	got.Iteration, got.BestIteration, got.Status, got.CompletedAt = 0, nil, state.Paused, nil
+	got.Harness.HeadSHA, got.Harness.BestSHA = strings.TrimSpace(gitOut(t, dir, "rev-parse", got.Harness.Branch+"~1")), ""
+	gitOut(t, dir, "reset", "-q", "--hard", got.Harness.HeadSHA)
+	gitOut(t, dir, "update-ref", "refs/heads/"+got.Harness.Branch, got.Harness.HeadSHA)
+	if err := os.RemoveAll(filepath.Join(dir, filepath.Dir(e.Dir.CheckpointRel(1)))); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Dir.Save(got, got.LastUpdated); err != nil {
+		t.Fatal(err)
+	}
+	e2, _ := newEngine(t, dir, repo, agent, fakeJudge{}, func(sp *spec.Spec) { sp.Limits.MaxIterations = 1 })
+	if _, err := e2.Run(context.Background(), got); err != nil {
+		t.Fatal(err)
+	}
+	after := validState(t, e2.Dir)
+	if len(after.IterationHistory) != 1 || !after.IterationHistory[0].Rebuilt || !after.IterationHistory[0].Rejected || after.BestIteration != nil || after.Status == state.Completed {
+		t.Errorf("rebuilt: %d iterations, %+v; best %+v; status %s", len(after.IterationHistory), after.IterationHistory, after.BestIteration, after.Status)
+	}
+	if c := after.IterationHistory[0].FromStart; c == nil || c.Files != 2 {
+		t.Errorf("the rebuilt iteration's change from the start: %+v", c)
+	}
 }
