@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aiwg/agent-loop/internal/crashpoint"
+	"github.com/aiwg/agent-loop/internal/escape"
 	"github.com/aiwg/agent-loop/internal/gitrepo"
 	"github.com/aiwg/agent-loop/internal/process"
 	"github.com/aiwg/agent-loop/internal/report"
@@ -124,7 +125,7 @@ func Status(dir string, opt StatusOptions, o IO) error {
 		if opt.Format == "json" {
 			return writeJSON(o.Stdout, st)
 		}
-		fmt.Fprint(o.Stdout, report.Render(st, report.Options{Target: report.CLI, Resume: "`agent-loop resume " + st.LoopID + "`"}))
+		fmt.Fprint(o.Stdout, report.Render(st, report.Options{Target: report.CLI}))
 		fmt.Fprintf(o.Stdout, "State: %s\nLog:   %s\n", d.Rel("state.json"), d.Rel("logs", "loop.log"))
 		return nil
 	}
@@ -205,7 +206,9 @@ func Status(dir string, opt StatusOptions, o IO) error {
 		if st.BestIteration != nil {
 			best = fmt.Sprint(st.BestIteration.Iteration)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", st.LoopID, st.Status, st.Iteration, st.Configuration.MaxIterations, best, truncate(st.Task, 50))
+		// The task is the user's (or an issue's) text: one line, its
+		// control characters shown, not sent.
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", st.LoopID, st.Status, st.Iteration, st.Configuration.MaxIterations, best, escape.Terminal(truncate(st.Task, 50)))
 	}
 	return tw.Flush()
 }
@@ -319,6 +322,7 @@ func Abort(dir, id string, o IO) error {
 		now := time.Now().UTC().Truncate(time.Second)
 		st.CompletedAt = &now
 		st.Harness.StopReason = "aborted by request while paused"
+		st.Harness.StopKind = state.StopAborted
 	case state.Crashed:
 		// crashed is terminal in the schema: the record stays, the slot is freed.
 		st.Harness.StopReason = "aborted by request after a crash"
@@ -335,7 +339,9 @@ func Abort(dir, id string, o IO) error {
 	return nil
 }
 
-// Report prints a loop's report.
+// Report prints a loop's report: text for a terminal (the default),
+// Markdown (as report.md and the step summary hold it) or the state as
+// JSON.
 func Report(dir, id, format string, o IO) error {
 	root, err := repoRoot(dir)
 	if err != nil {
@@ -348,11 +354,14 @@ func Report(dir, id, format string, o IO) error {
 	switch format {
 	case "json":
 		return writeJSON(o.Stdout, st)
-	case "md", "markdown", "":
-		fmt.Fprint(o.Stdout, report.Render(st, report.Options{Target: report.CLI, Resume: "`agent-loop resume " + st.LoopID + "`"}))
+	case "text", "":
+		fmt.Fprint(o.Stdout, report.Render(st, report.Options{Target: report.CLI}))
+		return nil
+	case "md", "markdown":
+		fmt.Fprint(o.Stdout, report.Render(st, report.Options{Target: report.Summary}))
 		return nil
 	}
-	return usagef("--format: unknown format %q (valid: md, json)", format)
+	return usagef("--format: unknown format %q (valid: text, md, json)", format)
 }
 
 // Attach follows a loop's live output until it stops.
@@ -462,7 +471,11 @@ func Resume(ctx context.Context, dir, id string, ro ResumeOptions, o IO, h Hooks
 	if err != nil {
 		return nil, problemList([]error{err})
 	}
-	// Take the loop over.
+	// Take the loop over: the report says it went on, and why it had
+	// stopped.
+	st.Harness.Resumes = append(st.Harness.Resumes, state.Resume{
+		At: time.Now().UTC().Truncate(time.Second), AfterIteration: st.Iteration, Why: resumedFrom(st)})
+	st.Harness.StopKind = ""
 	wasCrashed := st.Status == state.Crashed
 	pid := os.Getpid()
 	st.Status, st.PID = state.Running, &pid
@@ -487,6 +500,20 @@ func Resume(ctx context.Context, dir, id string, ro ResumeOptions, o IO, h Hooks
 	fmt.Fprintf(o.Stderr, "agent-loop: resuming %s after iteration %d\n", id, st.Iteration)
 	return execute(ctx, engineParts{repo: repo, agent: agent, env: env, dir: d, store: store, st: st, io: o,
 		quiet: amended.Start.Quiet, secrets: secrets, hooks: h})
+}
+
+// resumedFrom is why a loop being resumed had stopped: its recorded
+// StopKind, or what its status says when it has none.
+func resumedFrom(st *state.State) state.StopKind {
+	switch {
+	case st.Status == state.Crashed:
+		return state.StopCrashed
+	case st.Harness.StopKind != "":
+		return st.Harness.StopKind
+	case st.Harness.PendingGate != nil:
+		return state.StopHumanGate
+	}
+	return state.StopPaused
 }
 
 // decide records a person's decision on a human-gated iteration.

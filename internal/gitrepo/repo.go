@@ -125,7 +125,7 @@ type Repo struct {
 	staged     bool
 	stagedTree string
 	skipped    []Notice
-	notices []Notice
+	notices    []Notice
 	// fifos are the FIFOs the watchdog unblocked (fifo_linux.go), moved
 	// to notices after each staging.
 	fifoMu sync.Mutex

@@ -113,6 +113,12 @@ type Engine struct {
 	Redact func(io.Writer) io.WriteCloser
 	Now    func() time.Time
 	Tuning Tuning
+	// CommitWords words an iteration's commit: its subject and the value
+	// of its Agent-Loop-Verdict trailer, from the regression events the
+	// iteration records and its held-out check (app passes the report's
+	// report.CommitWords, so a rejected iteration's commit says why in
+	// the report's words). Nil: plain "check pass/fail" wording.
+	CommitWords func(n int, passed, rejected bool, events []state.RegressionEvent, held *state.HeldOut) (subject, verdict string)
 
 	spec           spec.Spec // the loop's, from the state: read, never changed
 	st             *state.State
@@ -175,7 +181,7 @@ func (e *Engine) Run(ctx context.Context, st *state.State) (Outcome, error) {
 		// A loop that passed but stopped before completing (a crash, an
 		// approved human gate) needs no further iteration.
 		if n := len(e.records); n > 0 && e.records[n-1].Check.Passed && !e.records[n-1].Rejected {
-			return e.finish(stopReason{status: state.Completed, reason: fmt.Sprintf("the completion check passed on iteration %d", e.records[n-1].Iteration)})
+			return e.finish(stopReason{kind: state.StopPassed, status: state.Completed, reason: fmt.Sprintf("the completion check passed on iteration %d", e.records[n-1].Iteration)})
 		}
 	}
 
@@ -190,7 +196,7 @@ func (e *Engine) Run(ctx context.Context, st *state.State) (Outcome, error) {
 		}
 	}
 	if !stop.set() {
-		stop = stopReason{status: state.Failed, reason: fmt.Sprintf("reached the maximum of %d iterations without passing the check", e.spec.Limits.MaxIterations)}
+		stop = stopReason{kind: state.StopMaxIterations, status: state.Failed, reason: fmt.Sprintf("reached the maximum of %d iterations without passing the check", e.spec.Limits.MaxIterations)}
 		if e.lastIteration() < e.spec.Limits.MaxIterations {
 			stop.reason = fmt.Sprintf("stopped after iteration %d", e.lastIteration())
 		}
@@ -201,6 +207,7 @@ func (e *Engine) Run(ctx context.Context, st *state.State) (Outcome, error) {
 // stopReason says why the loop stops and with which status.
 type stopReason struct {
 	status    state.Status
+	kind      state.StopKind // why, as the report words it
 	reason    string
 	configErr error
 }
@@ -227,12 +234,12 @@ func (e *Engine) begin(ctx context.Context) (Outcome, bool, error) {
 		return Outcome{}, true, err
 	}
 	if ctx.Err() != nil {
-		out, err := e.finish(stopReason{status: state.Paused, reason: "interrupted during the baseline check"})
+		out, err := e.finish(stopReason{kind: state.StopCancelled, status: state.Paused, reason: "interrupted during the baseline check"})
 		return out, true, err
 	}
 	e.baseline, err = e.Judge.Baseline(ctx, e.Repo.Root(), check)
 	if err != nil && ctx.Err() != nil {
-		out, err := e.finish(stopReason{status: state.Paused, reason: "interrupted while measuring the baseline"})
+		out, err := e.finish(stopReason{kind: state.StopCancelled, status: state.Paused, reason: "interrupted while measuring the baseline"})
 		return out, true, err
 	}
 	if err != nil {
@@ -242,7 +249,7 @@ func (e *Engine) begin(ctx context.Context) (Outcome, bool, error) {
 	e.recordBaseline(check)
 	e.logf("baseline: check %s%s", passFail(check.Passed), testsNote(check.Tests))
 	if check.Passed {
-		out, err := e.finish(stopReason{status: state.Completed, reason: "the completion check already passes on the starting commit: nothing to do (0 iterations)"})
+		out, err := e.finish(stopReason{kind: state.StopAlreadyPassing, status: state.Completed, reason: "the completion check already passes on the starting commit: nothing to do (0 iterations)"})
 		return out, true, err
 	}
 	if e.spec.Publish.Commit {
@@ -276,30 +283,30 @@ func orDetached(b string) string {
 // beforeIteration applies the stop rules that are checked between iterations.
 func (e *Engine) beforeIteration(ctx context.Context, deadline time.Time) stopReason {
 	if ctx.Err() != nil {
-		return stopReason{status: state.Paused, reason: "interrupted by a signal; resume with `agent-loop resume " + e.st.LoopID + "`"}
+		return stopReason{kind: state.StopCancelled, status: state.Paused, reason: "interrupted by a signal; resume with `agent-loop resume " + e.st.LoopID + "`"}
 	}
 	switch e.Dir.TakeControl() {
 	case "abort":
 		e.Dir.ClearControl()
-		return stopReason{status: state.Aborted, reason: "aborted by request"}
+		return stopReason{kind: state.StopAborted, status: state.Aborted, reason: "aborted by request"}
 	case "pause":
 		e.Dir.ClearControl()
-		return stopReason{status: state.Paused, reason: "paused by request; continue with `agent-loop resume " + e.st.LoopID + "`"}
+		return stopReason{kind: state.StopPaused, status: state.Paused, reason: "paused by request; continue with `agent-loop resume " + e.st.LoopID + "`"}
 	}
 	if e.pause {
-		return stopReason{status: state.Paused, reason: "paused by request; continue with `agent-loop resume " + e.st.LoopID + "`"}
+		return stopReason{kind: state.StopPaused, status: state.Paused, reason: "paused by request; continue with `agent-loop resume " + e.st.LoopID + "`"}
 	}
 	if left := deadline.Sub(e.now()) - e.Tuning.PublishMargin; left < 10*time.Second {
-		return stopReason{status: state.Failed, reason: fmt.Sprintf("wall timeout of %s reached", e.spec.Limits.Timeout)}
+		return stopReason{kind: state.StopTimeout, status: state.Failed, reason: fmt.Sprintf("wall timeout of %s reached", e.spec.Limits.Timeout)}
 	}
 	if e.spec.Limits.BudgetUSD > 0 && e.st.Metrics.TotalCostUSD >= e.spec.Limits.BudgetUSD {
-		return stopReason{status: state.Failed, reason: fmt.Sprintf("budget of $%.2f spent ($%.2f)", e.spec.Limits.BudgetUSD, e.st.Metrics.TotalCostUSD)}
+		return stopReason{kind: state.StopBudget, status: state.Failed, reason: fmt.Sprintf("budget of $%.2f spent ($%.2f)", e.spec.Limits.BudgetUSD, e.st.Metrics.TotalCostUSD)}
 	}
 	if e.spec.Limits.MaxTokens > 0 && e.st.Metrics.TotalTokens >= e.spec.Limits.MaxTokens {
-		return stopReason{status: state.Failed, reason: fmt.Sprintf("token budget of %d spent (%d)", e.spec.Limits.MaxTokens, e.st.Metrics.TotalTokens)}
+		return stopReason{kind: state.StopBudget, status: state.Failed, reason: fmt.Sprintf("token budget of %d spent (%d)", e.spec.Limits.MaxTokens, e.st.Metrics.TotalTokens)}
 	}
 	if g := e.st.Harness.PendingGate; g != nil && g.Decision == "" {
-		return stopReason{status: state.Paused, reason: "waiting for a person to approve or reject iteration " + strconv.Itoa(g.Iteration)}
+		return stopReason{kind: state.StopHumanGate, status: state.Paused, reason: "waiting for a person to approve or reject iteration " + strconv.Itoa(g.Iteration)}
 	}
 	return stopReason{}
 }
@@ -317,7 +324,7 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 	itStart := e.now()
 	guide := e.guide(n)
 	if guide.Stall != "" {
-		return stopReason{status: state.Failed, reason: "stalled: " + guide.Stall}
+		return stopReason{kind: state.StopStalled, status: state.Failed, reason: "stalled: " + guide.Stall}
 	}
 	prompt := BuildPrompt(PromptInput{
 		Task: e.spec.Task, Criterion: e.spec.Criterion,
@@ -383,17 +390,17 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 		return e.fail(fmt.Errorf("running the agent: %w", err))
 	}
 	if aborted {
-		return e.interrupted(n, stopReason{status: state.Aborted, reason: "aborted by request during iteration " + strconv.Itoa(n)})
+		return e.interrupted(n, stopReason{kind: state.StopAborted, status: state.Aborted, reason: "aborted by request during iteration " + strconv.Itoa(n)})
 	}
 	if ctx.Err() != nil {
-		return e.interrupted(n, stopReason{status: state.Paused, reason: fmt.Sprintf("interrupted by a signal during iteration %d; resume with `agent-loop resume %s`", n, e.st.LoopID)})
+		return e.interrupted(n, stopReason{kind: state.StopCancelled, status: state.Paused, reason: fmt.Sprintf("interrupted by a signal during iteration %d; resume with `agent-loop resume %s`", n, e.st.LoopID)})
 	}
 	switch ar.Class {
 	case ClassAuth:
 		err := fmt.Errorf("the %s agent cannot authenticate: %s", e.Agent.Name(), ar.Detail)
-		return stopReason{status: state.Failed, reason: err.Error(), configErr: err}
+		return stopReason{kind: state.StopAgentError, status: state.Failed, reason: err.Error(), configErr: err}
 	case ClassRateLimit:
-		return stopReason{status: state.Failed, reason: fmt.Sprintf("the provider kept rate-limiting after %d retries: %s", retries, ar.Detail)}
+		return stopReason{kind: state.StopAgentError, status: state.Failed, reason: fmt.Sprintf("the provider kept rate-limiting after %d retries: %s", retries, ar.Detail)}
 	}
 	e.logf("iteration %d: agent finished in %s%s", n, ar.Duration.Round(time.Second), agentNote(ar))
 	checkStart := e.now()
@@ -403,7 +410,7 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 		return e.fail(err)
 	}
 	if ctx.Err() != nil {
-		return e.interrupted(n, stopReason{status: state.Paused, reason: fmt.Sprintf("interrupted by a signal during the check of iteration %d", n)})
+		return e.interrupted(n, stopReason{kind: state.StopCancelled, status: state.Paused, reason: fmt.Sprintf("interrupted by a signal during the check of iteration %d", n)})
 	}
 	checkDur := e.now().Sub(checkStart)
 
@@ -445,23 +452,26 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 	}
 	e.judgeLatencies = append(e.judgeLatencies, time.Since(judgeStart))
 
+	fromStart := changeOf(baseDiff)
 	rec := Record{
 		Iteration: n, Started: itStart, Agent: ar, Check: check, Verdict: verdict,
 		Fingerprint: testreport.Fingerprint(check.Tests, check.Output),
-		Rejected:    verdict.Critical() || e.gated(po.HeldOut), Level: guide.Level,
+		Rejected:    verdict.Critical() || e.gated(po.HeldOut), Level: guide.Level, FromStart: &fromStart,
 		CriterionRuns: po.Runs, HeldOut: heldOutEntry(po.HeldOut, verdict),
 	}
 	waitPush := func() bool { return false }
 	if e.spec.Publish.Commit {
 		crashpoint.Hit("before-commit")
+		subject, verdictWords := e.commitWords(rec)
 		cr, err := e.Repo.Commit(local, CommitRequest{
-			Subject: fmt.Sprintf("agent-loop: iteration %d (check %s)", n, passFail(check.Passed)),
+			Subject: subject,
 			Body:    commitBody(e.spec.Task, rec),
 			Trailers: []Trailer{
 				{Key: "Agent-Loop-Id", Value: e.st.LoopID},
 				{Key: "Agent-Loop-Iteration", Value: strconv.Itoa(n)},
 				{Key: "Agent-Loop-Check", Value: passFail(check.Passed)},
 				{Key: "Agent-Loop-Score", Value: strconv.FormatFloat(verdict.Score, 'f', 0, 64)},
+				{Key: "Agent-Loop-Verdict", Value: verdictWords},
 			},
 			Exclude: e.spec.Publish.Exclude,
 			Staged:  true,
@@ -480,6 +490,10 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 		// before anyone is told of the iteration.
 		waitPush = e.startPush(ctx)
 		rec.Excluded = cr.Excluded
+		if len(cr.Excluded) > 0 {
+			c := changeWithout(fromStart, cr.Excluded)
+			rec.FromStart = &c
+		}
 	} else {
 		rec.Stat = statOfDiff(baseDiff)
 	}
@@ -503,7 +517,7 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 	e.observe(ctx, Event{Kind: EventIteration, State: e.st, Record: &e.records[len(e.records)-1]})
 
 	if check.Passed && !rec.Rejected {
-		return stopReason{status: state.Completed, reason: fmt.Sprintf("the completion check passed on iteration %d", n)}
+		return stopReason{kind: state.StopPassed, status: state.Completed, reason: fmt.Sprintf("the completion check passed on iteration %d", n)}
 	}
 	if rec.Rejected {
 		if s := e.applyPolicy(ctx, rec); s.set() {
@@ -569,11 +583,11 @@ func (e *Engine) applyPolicy(ctx context.Context, rec Record) stopReason {
 	case "fail":
 		rc.ProtocolSteps.Escalate = &state.EscalateStep{ExecutedAt: now, Reason: "regression policy fail: the loop stops at the first critical regression"}
 		outcome = "failed"
-		stop = stopReason{status: state.Failed, reason: fmt.Sprintf("iteration %d cheated (%s) and the regression policy is fail", rec.Iteration, strings.Join(types, ", "))}
+		stop = stopReason{kind: state.StopCheatPolicy, status: state.Failed, reason: fmt.Sprintf("iteration %d cheated (%s) and the regression policy is fail", rec.Iteration, strings.Join(types, ", "))}
 	case "human-gate":
 		rc.ProtocolSteps.Escalate = &state.EscalateStep{ExecutedAt: now, Reason: "critical regression: a person must approve or reject iteration " + strconv.Itoa(rec.Iteration)}
 		e.st.Harness.PendingGate = &state.Gate{Iteration: rec.Iteration, Reason: strings.Join(types, ", ")}
-		stop = stopReason{status: state.Paused, reason: fmt.Sprintf("iteration %d needs a human decision (%s): approve or reject, then resume", rec.Iteration, strings.Join(types, ", "))}
+		stop = stopReason{kind: state.StopHumanGate, status: state.Paused, reason: fmt.Sprintf("iteration %d needs a human decision (%s): approve or reject, then resume", rec.Iteration, strings.Join(types, ", "))}
 		for i := range e.st.RegressionEvents {
 			if e.st.RegressionEvents[i].Iteration == rec.Iteration {
 				e.st.RegressionEvents[i].HumanGateInvoked = true
@@ -658,7 +672,7 @@ func (e *Engine) fail(err error) stopReason {
 	e.mu.Lock()
 	e.st.ErrorContext = &state.ErrorContext{ErrorMessage: err.Error(), ErrorTimestamp: e.now().UTC().Truncate(time.Second)}
 	e.mu.Unlock()
-	return stopReason{status: state.Failed, reason: err.Error()}
+	return stopReason{kind: state.StopError, status: state.Failed, reason: err.Error()}
 }
 
 // guide asks the judge for the next iteration's reinforcement and records a
@@ -902,6 +916,21 @@ func regressionTypes(v Verdict) []string {
 		}
 	}
 	return out
+}
+
+// commitWords is the subject and verdict trailer of r's commit. The
+// held-out check is not passed yet: the engine does not run it here (when
+// it does, its verdict words a rejection it caused: "passed only with
+// edited tests").
+func (e *Engine) commitWords(r Record) (string, string) {
+	if e.CommitWords != nil {
+		return e.CommitWords(r.Iteration, r.Check.Passed, r.Rejected, regressionEvents(r, e.now()), nil)
+	}
+	verdict := passFail(r.Check.Passed)
+	if r.Rejected {
+		verdict = "rejected"
+	}
+	return fmt.Sprintf("agent-loop: iteration %d (%s)", r.Iteration, map[string]string{"pass": "check pass", "fail": "check fail", "rejected": "rejected"}[verdict]), verdict
 }
 
 func commitBody(task string, r Record) string {

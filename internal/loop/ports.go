@@ -296,6 +296,9 @@ type Regression struct {
 	Evidence []Evidence
 	Baseline any
 	Current  any
+	// Tests names the tests the regression is about (deleted, skipped,
+	// weakened), when the judge knows them.
+	Tests []string
 }
 
 // Evidence points at the lines that show a regression.
@@ -328,6 +331,9 @@ type Record struct {
 	// when it did not run).
 	CriterionRuns []state.CriterionRun
 	HeldOut       *state.HeldOut
+	// FromStart is the size of the iteration's tree against the starting
+	// commit (what it would publish), from the staged base diff.
+	FromStart *state.Change
 }
 
 // Guidance is the judge's advice for the next iteration.

@@ -197,6 +197,10 @@ func criterionOrigin(h state.Harness) phrase {
 		p = words("typed in when asked")
 	case spec.SourceInput:
 		p = words("given as the ").then(code("completion")).add(" input")
+	case spec.SourceTask:
+		p = words("named in the task")
+	case spec.SourceTrigger:
+		p = words("named in the trigger comment")
 	case spec.SourceInferred, spec.SourceHint:
 		switch o := c.Origin; {
 		case o != nil && o.File != "":
@@ -279,11 +283,11 @@ func scoreParts(it *state.IterationEntry) ([]phrase, string) {
 		lines = append(lines, line)
 	}
 	sum = math.Round(sum*1000) / 1000
-	total := exact(sum)
+	total := exact(sum) + " of 100"
 	if r := math.Round(it.QualityScore); math.Abs(sum-it.QualityScore) < 0.05 && sum == r {
 		return lines, total
 	}
-	return lines, fmt.Sprintf("%s (shown as %.0f/100)", total, math.Round(it.QualityScore))
+	return lines, fmt.Sprintf("%s (shown as %.0f)", total, math.Round(it.QualityScore))
 }
 
 // exact prints x with as many decimals as it has (at most three).
@@ -400,6 +404,8 @@ func thousands(n int64) string {
 func dur(secs float64) string {
 	d := time.Duration(secs * float64(time.Second)).Round(time.Second)
 	switch {
+	case secs < 0.05:
+		return "<0.1s"
 	case secs < 1:
 		return fmt.Sprintf("%.1fs", secs)
 	case d < time.Minute:

@@ -28,6 +28,7 @@ const (
 	StopAgentError     StopKind = "agent-error"
 	StopCrashed        StopKind = "crashed"
 	StopPublishFailed  StopKind = "publish-failed"
+	StopError          StopKind = "error" // the harness itself failed (git, the disk): StopReason says how
 )
 
 // Change is the size of a change between two trees: for an iteration, its
