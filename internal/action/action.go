@@ -17,6 +17,7 @@ import (
 
 	"github.com/aiwg/agent-loop/internal/actions"
 	"github.com/aiwg/agent-loop/internal/app"
+	"github.com/aiwg/agent-loop/internal/escape"
 	"github.com/aiwg/agent-loop/internal/exitcode"
 	ghforge "github.com/aiwg/agent-loop/internal/forge/github"
 	"github.com/aiwg/agent-loop/internal/gitrepo"
@@ -39,6 +40,7 @@ const (
 	stDraft     = "draft"
 	stBase      = "base"
 	stPRNumber  = "pr_number"
+	stActor     = "actor"
 )
 
 // excludeInAction keeps workflow changes out of commits: GITHUB_TOKEN cannot
@@ -117,6 +119,9 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 		return a.fail(exitcode.NotCompleted, err)
 	}
 	a.trig = trig
+	// A check the task names came from the comment when the comment is the
+	// task (no task input).
+	taskFromComment := trig.Event == "issue_comment" && strings.TrimSpace(s.Spec.Task) == ""
 	if trig.Skip != "" {
 		fmt.Fprintf(a.stdout, "agent-loop: nothing to do: %s\n", trig.Skip)
 		_ = a.w.SetOutput("status", "skipped")
@@ -202,9 +207,11 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 	untrusted := a.w.Untrusted(a.stdout)
 	defer untrusted.Close()
 	runIO := app.IO{Stdin: strings.NewReader(""), Stdout: untrusted, Stderr: untrusted, Environ: environ}
-	a.obs = &actionObserver{run: a, serverURL: serverURL, repoFull: repoFull}
-	hooks := app.Hooks{Observer: a.obs, Token: a.s.Action.Token, Remote: "origin", Owner: nonEmpty(trig.Actor, a.rt.Context().Actor),
-		Protect: a.commandFiles()}
+	actor := nonEmpty(trig.Actor, a.rt.Context().Actor)
+	_ = a.w.SaveState(stActor, actor)
+	a.obs = &actionObserver{run: a, serverURL: serverURL, repoFull: repoFull, actor: actor}
+	hooks := app.Hooks{Observer: a.obs, Token: a.s.Action.Token, Remote: "origin", Owner: actor,
+		Protect: a.commandFiles(), TaskFromComment: taskFromComment}
 
 	var res *app.RunResult
 	if prev != nil {
@@ -394,7 +401,7 @@ func (a *actionRun) refuse(ctx context.Context, msg string) int {
 	fmt.Fprintf(a.stdout, "agent-loop: refused: %s\n", msg)
 	a.w.Annotate("warning", "", 0, "agent-loop refused", msg)
 	if a.trig.Number > 0 {
-		if _, err := a.gh.Comment(ctx, a.trig.Number, "**agent-loop did not start.** "+msg); err != nil {
+		if _, err := a.gh.Comment(ctx, a.trig.Number, "**agent-loop did not start.** "+escapeProse(msg)); err != nil {
 			fmt.Fprintf(a.stdout, "agent-loop: could not post the refusal: %v\n", err)
 		}
 	}
@@ -403,6 +410,26 @@ func (a *actionRun) refuse(ctx context.Context, msg string) int {
 	}
 	_ = a.w.SetOutput("status", "refused")
 	return 0
+}
+
+// escapeProse escapes a sentence or more of prose for a comment
+// (escape.Text, which keeps one value to escape.MaxInline characters, on
+// runs of words short enough to be kept whole).
+func escapeProse(s string) string {
+	var out, run []string
+	n := 0
+	for _, w := range strings.Fields(s) {
+		if n+len(w) > escape.MaxInline/2 && len(run) > 0 {
+			out = append(out, escape.Text(strings.Join(run, " ")))
+			run, n = nil, 0
+		}
+		run = append(run, w)
+		n += len(w) + 1
+	}
+	if len(run) > 0 {
+		out = append(out, escape.Text(strings.Join(run, " ")))
+	}
+	return strings.Join(out, " ")
 }
 
 // restore finds the newest state of this trigger (state ref or artifact of
@@ -549,6 +576,9 @@ type actionObserver struct {
 	serverURL string
 	repoFull  string
 	pr        *ghforge.PR
+	// actor is the login of the person who started the loop: the
+	// notification mentions them.
+	actor string
 }
 
 func (ob *actionObserver) Observe(ctx context.Context, ev loop.Event) {
@@ -581,48 +611,85 @@ func (ob *actionObserver) Observe(ctx context.Context, ev loop.Event) {
 	ob.publish(ctx, st, ev.Kind == loop.EventFinished)
 }
 
-// publish updates the PR, the sticky comment and the step summary.
+// publish updates the PR (its body: the change, Target PRBody), the sticky
+// comment (the report, Target PR) and the step summary (Target Summary),
+// with the links to the repository, the run and the report; at the loop's
+// end (final) it posts the one notification.
 func (ob *actionObserver) publish(ctx context.Context, st *state.State, final bool) {
 	a := ob.run
-	commitURL := strings.TrimRight(ob.serverURL, "/") + "/" + ob.repoFull + "/commit/%s"
-	if a.s.Spec.Publish.PR == "open" && st.Harness.Branch != "" && a.trig.HeadRef == "" && len(st.IterationHistory) > 0 {
-		base := nonEmpty(a.s.Spec.Publish.Base, nonEmpty(a.trig.BaseRef, nonEmpty(st.Harness.OriginalBranch, a.trig.DefaultBranch)))
-		body := report.Render(st, report.Options{Target: report.PR, CommitURL: commitURL, Resume: ob.resumeHint(st)})
+	h := &st.Harness
+	h.RepoURL = strings.TrimRight(ob.serverURL, "/") + "/" + ob.repoFull
+	if a.rt != nil && a.rt.Context().RunID > 0 {
+		h.RunURL = fmt.Sprintf("%s/actions/runs/%d", h.RepoURL, a.rt.Context().RunID)
+	}
+	opts := report.Options{TriggerPhrase: a.s.Action.TriggerPhrase}
+	render := func(t report.Target) string {
+		o := opts
+		o.Target = t
+		return report.Render(st, o)
+	}
+	if a.s.Spec.Publish.PR == "open" && h.Branch != "" && a.trig.HeadRef == "" && len(st.IterationHistory) > 0 {
+		base := nonEmpty(a.s.Spec.Publish.Base, nonEmpty(a.trig.BaseRef, nonEmpty(h.OriginalBranch, a.trig.DefaultBranch)))
+		// The description of the change; the loop's story is the comment.
+		body := render(report.PRBody)
 		if a.trig.Number > 0 && !a.trig.IsPR {
 			body += fmt.Sprintf("\nStarted from #%d.\n", a.trig.Number)
 		}
 		draft := a.s.Spec.Publish.Draft || st.Status != state.Completed
-		pr, _, err := a.gh.EnsurePR(ctx, ghforge.PRRequest{Head: st.Harness.Branch, Base: base, Title: prTitle(st.Task), Body: body, Draft: draft})
+		pr, _, err := a.gh.EnsurePR(ctx, ghforge.PRRequest{Head: h.Branch, Base: base, Title: prTitle(st.Task), Body: body, Draft: draft})
 		if err != nil {
 			fmt.Fprintf(a.stdout, "agent-loop: opening the pull request failed: %v\n", a.w.Redact(err.Error()))
 		} else {
 			ob.pr = pr
-			st.Harness.PRNumber, st.Harness.PRURL = pr.Number, pr.URL
+			h.PRNumber, h.PRURL = pr.Number, pr.URL
 			_ = a.w.SaveState(stPRNumber, strconv.Itoa(pr.Number))
 		}
 	} else if a.trig.IsPR && a.trig.Number > 0 {
-		st.Harness.PRNumber = a.trig.Number
-		st.Harness.PRURL = fmt.Sprintf("%s/%s/pull/%d", strings.TrimRight(ob.serverURL, "/"), ob.repoFull, a.trig.Number)
+		h.PRNumber = a.trig.Number
+		h.PRURL = fmt.Sprintf("%s/pull/%d", h.RepoURL, a.trig.Number)
 	}
-	number := a.trig.Number
+	number, onPR := a.trig.Number, a.trig.IsPR
 	if number == 0 && ob.pr != nil {
-		number = ob.pr.Number
+		number, onPR = ob.pr.Number, true
 	}
 	if number > 0 && a.s.Spec.Publish.PR != "none" {
-		body := report.Render(st, report.Options{Target: report.PR, CommitURL: commitURL, Resume: ob.resumeHint(st)})
-		if _, err := a.gh.UpsertComment(ctx, number, st.LoopID, body); err != nil {
+		id, err := a.gh.UpsertComment(ctx, number, st.LoopID, render(report.PR))
+		if err != nil {
 			fmt.Fprintf(a.stdout, "agent-loop: updating the comment failed: %v\n", a.w.Redact(err.Error()))
+		} else if id > 0 {
+			kind := "issues"
+			if onPR {
+				kind = "pull"
+			}
+			h.ReportURL = fmt.Sprintf("%s/%s/%d#issuecomment-%d", h.RepoURL, kind, number, id)
 		}
 	}
-	_ = a.w.Summary(report.Render(st, report.Options{Target: report.Summary, CommitURL: commitURL, Resume: ob.resumeHint(st)}))
+	_ = a.w.Summary(render(report.Summary))
+	if final && number > 0 && a.s.Spec.Publish.PR != "none" {
+		ob.notify(ctx, st, number, opts)
+	}
 	if final {
 		d := app.LoopDir(a.repoRoot(), st.LoopID, a.o.Environ)
 		_ = d.Save(st, time.Now())
 	}
 }
 
-func (ob *actionObserver) resumeHint(st *state.State) string {
-	return fmt.Sprintf("re-run this workflow (or run it again for the same issue or pull request): the loop resumes from its saved state (loop-id `%s`)", st.LoopID)
+// notify posts the short comment that tells the person who started the
+// loop how it ended: the sticky report is edited in place, which notifies
+// nobody. It is posted once for each end of the loop (Harness.Notified,
+// saved in the state: main and the post step, or a re-run of the post
+// step, do not post it twice).
+func (ob *actionObserver) notify(ctx context.Context, st *state.State, number int, opts report.Options) {
+	a := ob.run
+	end := fmt.Sprintf("%s/%s/%d", st.Status, st.Harness.StopKind, st.Iteration)
+	if st.Harness.Notified == end {
+		return
+	}
+	if _, err := a.gh.Comment(ctx, number, report.Notification(st, opts, ob.actor)); err != nil {
+		fmt.Fprintf(a.stdout, "agent-loop: posting the notification failed: %v\n", a.w.Redact(err.Error()))
+		return
+	}
+	st.Harness.Notified = end
 }
 
 func prTitle(task string) string {
@@ -668,9 +735,10 @@ func Post(ctx context.Context, o app.IO, getenv actions.Env, stdout io.Writer) i
 		st.Status = state.Paused
 		st.PID = nil
 		st.Harness.StopReason = "the workflow run was cancelled; re-run it to resume"
+		st.Harness.StopKind = state.StopCancelled
 		_ = d.Save(st, time.Now())
 	}
-	rep := report.Render(st, report.Options{Target: report.CLI})
+	rep := report.Render(st, report.Options{Target: report.Summary, TriggerPhrase: post.Action.TriggerPhrase})
 	_ = state.WriteFileAtomic(d.ReportPath(), []byte(rep), 0o644)
 	if rt.State(stPublished) != "1" {
 		gctx := rt.Context()
@@ -683,7 +751,7 @@ func Post(ctx context.Context, o app.IO, getenv actions.Env, stdout io.Writer) i
 			post.Spec.Publish.PR, post.Spec.Publish.Draft = nonEmpty(rt.State(stPR), post.Spec.Publish.PR), rt.State(stDraft) == "true"
 			run := &actionRun{w: w, rt: rt, o: o, stdout: stdout, workspace: workspace, gh: gh, repo: repo, baseID: baseID,
 				s: post, trig: trigger{Number: number}}
-			ob := &actionObserver{run: run, serverURL: gctx.ServerURL, repoFull: gctx.Repository}
+			ob := &actionObserver{run: run, serverURL: gctx.ServerURL, repoFull: gctx.Repository, actor: rt.State(stActor)}
 			if files, err := loopFiles(d, w); err == nil {
 				_, _ = repo.PushRef(ctx, stateRef(baseID), files, "agent-loop state of "+loopID+" (post step)")
 			}

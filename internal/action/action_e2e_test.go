@@ -417,8 +417,21 @@ func TestActionEndToEnd(t *testing.T) {
 	if n := countSticky(comments, loopID); n != 1 {
 		t.Fatalf("%d sticky comments after run 1, want 1: %+v", n, comments)
 	}
-	if !strings.Contains(lastSticky(comments, loopID), "paused") {
-		t.Errorf("the comment does not say the loop is paused:\n%s", lastSticky(comments, loopID))
+	if !strings.Contains(lastSticky(comments, loopID), "⛔ agent-loop stopped: the run was cancelled after 1 iteration") {
+		t.Errorf("the comment does not say the run was cancelled:\n%s", lastSticky(comments, loopID))
+	}
+	// The sticky comment is edited in place, which notifies nobody: one
+	// short comment tells the person who started the loop how it ended,
+	// once, even when the post step runs again.
+	post = exec.Command(postBin, "action")
+	post.Dir, post.Env = ws1, s1.environ(postEnv)
+	if out, err := post.CombinedOutput(); err != nil {
+		t.Fatalf("post again: %v\n%s", err, out)
+	}
+	comments = w.gh.Comments(repoName, issue)
+	notes := notifications(comments)
+	if len(notes) != 1 || !strings.HasPrefix(notes[0], "@alice ⛔ agent-loop stopped: the run was cancelled after 1 iteration") {
+		t.Errorf("notifications after run 1 (its post step run twice), want one for @alice: %q", notes)
 	}
 	if rs := w.gh.Reactions(repoName, commentID); len(rs) == 0 || rs[0].Content != "eyes" {
 		t.Errorf("reactions = %+v, want eyes", rs)
@@ -482,8 +495,31 @@ func TestActionEndToEnd(t *testing.T) {
 	if n := countSticky(comments, loopID); n != 1 {
 		t.Errorf("%d sticky comments, want 1 (updated, not duplicated)", n)
 	}
-	if !strings.Contains(lastSticky(comments, loopID), "agent-loop completed") {
-		t.Errorf("sticky comment:\n%s", lastSticky(comments, loopID))
+	sticky := lastSticky(comments, loopID)
+	for _, want := range []string{"### ✅ agent-loop completed: the check passes on iteration 2", "**Change:** 1 file, +1 −1 in `calc.sh`",
+		"[run log](https://github.example/octo-org/demo/actions/runs/1234)", "[compare view](https://github.example/octo-org/demo/compare/",
+		"/pull/" + outputs["pr-number"] + "/checks)", "- The run was cancelled after 1 iteration and resumed from its saved state"} {
+		if !strings.Contains(sticky, want) {
+			t.Errorf("the sticky comment lacks %q:\n%s", want, sticky)
+		}
+	}
+	var stickyID int64
+	for _, c := range comments {
+		if strings.Contains(c.Body, "loop="+loopID) {
+			stickyID = c.ID
+		}
+	}
+	notes = notifications(comments)
+	reportURL := "https://github.example/octo-org/demo/issues/" + itoa(int64(issue)) + "#issuecomment-" + itoa(stickyID)
+	if len(notes) != 2 || !strings.HasPrefix(notes[1], "@alice ✅ agent-loop completed: the check passes on iteration 2.") || !strings.Contains(notes[1], "("+reportURL+")") {
+		t.Errorf("notifications, want the second to say completed and link %s: %q", reportURL, notes)
+	}
+	// The pull request's description is the change, not a copy of the
+	// report: it links to the comment instead.
+	body := prs[0].Body
+	if strings.Contains(body, "| verdict |") || strings.Contains(body, "<details>") || !strings.Contains(body, "**Task:** fix the calculator tests") ||
+		!strings.Contains(body, "[the agent-loop comment]("+reportURL+")") || !strings.Contains(body, "Started from #"+itoa(int64(issue))) {
+		t.Errorf("pull request body:\n%s", body)
 	}
 	// The agent never saw a token.
 	for _, f := range []string{"env-1.txt", "env-2.txt"} {
@@ -511,6 +547,17 @@ func atoi(s string) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+// notifications are the bodies of the comments that mention someone.
+func notifications(cs []githubtest.Comment) []string {
+	var out []string
+	for _, c := range cs {
+		if strings.HasPrefix(c.Body, "@") {
+			out = append(out, c.Body)
+		}
+	}
+	return out
 }
 
 func countSticky(cs []githubtest.Comment, loopID string) int {
@@ -651,7 +698,7 @@ func TestActionCommentHintInfersTheCriterion(t *testing.T) {
 		t.Errorf("confidence %q", outputs["completion-confidence"])
 	}
 	summary, _ := os.ReadFile(s.summary)
-	if !strings.Contains(string(summary), "inferred from the trigger comment") {
+	if !strings.Contains(string(summary), "inferred from `.github/workflows/ci.yml`") || !strings.Contains(string(summary), "as the trigger comment asked") {
 		t.Errorf("the report does not say where the criterion came from:\n%s", summary)
 	}
 }

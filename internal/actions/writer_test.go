@@ -657,8 +657,10 @@ func FuzzUntrusted(f *testing.F) {
 		if m.stopped {
 			t.Fatalf("untrusted text %q left command processing stopped", text)
 		}
+		// The text is logged as escape.Log shows it: colours kept, other
+		// control characters and invalid UTF-8 shown instead of sent.
 		logged := strings.Join(m.lines[1:len(m.lines)-1], "\n")
-		if want := strings.Join(runnerLines(text), "\n"); logged != want {
+		if want := strings.Join(runnerLines(escape.Log(text)), "\n"); logged != want {
 			t.Fatalf("logged text differs:\n got %q\nwant %q", logged, want)
 		}
 	})

@@ -163,8 +163,8 @@ func Status(dir string, opt StatusOptions, o IO) error {
 		if opt.Format == "json" {
 			return writeJSON(o.Stdout, st)
 		}
-		fmt.Fprint(out, report.Render(st, report.Options{Target: report.CLI, Resume: "`agent-loop resume " + st.LoopID + "`"}))
-		fmt.Fprintf(out, "State: %s\nLog:   %s\n", d.File("state.json"), d.File("logs", "loop.log"))
+		fmt.Fprint(out, report.Render(st, report.Options{Target: report.CLI}))
+		fmt.Fprintf(out, "State: %s\nLog:   %s\n", d.Rel("state.json"), d.Rel("logs", "loop.log"))
 		return nil
 	}
 	ids := pl.loopIDs()
@@ -245,7 +245,9 @@ func Status(dir string, opt StatusOptions, o IO) error {
 		if st.BestIteration != nil {
 			best = fmt.Sprint(st.BestIteration.Iteration)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", st.LoopID, st.Status, st.Iteration, st.Configuration.MaxIterations, best, truncate(st.Task, 50))
+		// The task is the user's (or an issue's) text: one line, its
+		// control characters shown, not sent.
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", st.LoopID, st.Status, st.Iteration, st.Configuration.MaxIterations, best, escape.Terminal(truncate(st.Task, 50)))
 	}
 	return tw.Flush()
 }
@@ -359,6 +361,7 @@ func Abort(dir, id string, o IO) error {
 		now := time.Now().UTC().Truncate(time.Second)
 		st.CompletedAt = &now
 		st.Harness.StopReason = "aborted by request while paused"
+		st.Harness.StopKind = state.StopAborted
 	case state.Crashed:
 		// crashed is terminal in the schema: the record stays, the slot is freed.
 		st.Harness.StopReason = "aborted by request after a crash"
@@ -391,7 +394,9 @@ func requestControl(pl places, d state.Dir, action string) error {
 	return d.RequestControl(action)
 }
 
-// Report prints a loop's report.
+// Report prints a loop's report: text for a terminal (the default),
+// Markdown (as report.md and the step summary hold it) or the state as
+// JSON.
 func Report(dir, id, format string, o IO) error {
 	_, _, st, err := openLoop(dir, id, o)
 	if err != nil {
@@ -400,13 +405,20 @@ func Report(dir, id, format string, o IO) error {
 	switch format {
 	case "json":
 		return writeJSON(o.Stdout, st)
-	case "md", "markdown", "":
+	case "text", "":
+		// The report quotes the agent's names: control sequences are
+		// shown, not sent, to a terminal.
 		out := terminal(o.Stdout)
 		defer out.Close()
-		fmt.Fprint(out, report.Render(st, report.Options{Target: report.CLI, Resume: "`agent-loop resume " + st.LoopID + "`"}))
+		fmt.Fprint(out, report.Render(st, report.Options{Target: report.CLI}))
+		return nil
+	case "md", "markdown":
+		out := terminal(o.Stdout)
+		defer out.Close()
+		fmt.Fprint(out, report.Render(st, report.Options{Target: report.Summary}))
 		return nil
 	}
-	return usagef("--format: unknown format %q (valid: md, json)", format)
+	return usagef("--format: unknown format %q (valid: text, md, json)", format)
 }
 
 // Attach follows a loop's live output until it stops.
@@ -553,7 +565,11 @@ func Resume(ctx context.Context, dir, id string, ro ResumeOptions, o IO, h Hooks
 		closeSandbox(sb, nil)
 		return nil, problemList([]error{err})
 	}
-	// Take the loop over.
+	// Take the loop over: the report says it went on, and why it had
+	// stopped.
+	st.Harness.Resumes = append(st.Harness.Resumes, state.Resume{
+		At: time.Now().UTC().Truncate(time.Second), AfterIteration: st.Iteration, Why: resumedFrom(st)})
+	st.Harness.StopKind = ""
 	wasCrashed := st.Status == state.Crashed
 	pid := os.Getpid()
 	st.Status, st.PID = state.Running, &pid
@@ -580,6 +596,20 @@ func Resume(ctx context.Context, dir, id string, ro ResumeOptions, o IO, h Hooks
 	fmt.Fprintf(o.Stderr, "agent-loop: resuming %s after iteration %d\n", id, st.Iteration)
 	return execute(ctx, engineParts{repo: repo, agent: agent, env: env, places: pl, dir: d, store: store, st: st, io: o,
 		quiet: amended.Start.Quiet, secrets: secrets, hooks: h, sb: sb, boxLog: boxLog})
+}
+
+// resumedFrom is why a loop being resumed had stopped: its recorded
+// StopKind, or what its status says when it has none.
+func resumedFrom(st *state.State) state.StopKind {
+	switch {
+	case st.Status == state.Crashed:
+		return state.StopCrashed
+	case st.Harness.StopKind != "":
+		return st.Harness.StopKind
+	case st.Harness.PendingGate != nil:
+		return state.StopHumanGate
+	}
+	return state.StopPaused
 }
 
 // decide records a person's decision on a human-gated iteration.

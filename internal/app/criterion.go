@@ -23,7 +23,7 @@ type resolved struct {
 // (--completion, the completion input), or inferred (with the trigger
 // comment's hint, when there is one) and adopted as seed 002 says: asked
 // at a terminal, only at high confidence without one.
-func resolveCriterion(ctx context.Context, s spec.Settings, door spec.Door, root string, o IO) (resolved, error) {
+func resolveCriterion(ctx context.Context, s spec.Settings, door spec.Door, root string, o IO, taskFromComment bool) (resolved, error) {
 	c := s.Spec.Criterion
 	if strings.TrimSpace(c.Command) != "" {
 		c.Workdir = nonEmpty(c.Workdir, ".")
@@ -49,6 +49,17 @@ func resolveCriterion(ctx context.Context, s spec.Settings, door spec.Door, root
 	if c.Hint != "" {
 		source = spec.SourceHint
 	}
+	var origin *spec.Origin
+	switch o := prop.Origin; {
+	case o == nil:
+	case o.Named == "hint" || o.Named == "task" && taskFromComment:
+		// The person who wrote the trigger comment named the check.
+		source = spec.SourceTrigger
+	case o.Named == "task":
+		source = spec.SourceTask
+	case o.File != "":
+		origin = &spec.Origin{File: o.File, Job: o.Job, Step: o.Step}
+	}
 	if o.Interactive && !s.Start.AutoCriteria {
 		fmt.Fprintf(o.Stderr, "agent-loop inferred the completion check:\n\n%s\nUse it? [Y/n/edit] ", prop.Summary())
 		in := bufio.NewReader(o.Stdin)
@@ -72,7 +83,7 @@ func resolveCriterion(ctx context.Context, s spec.Settings, door spec.Door, root
 			prop.Confidence, door.Ref("auto-criteria"), prop.Summary(), door.Ref("completion"), prop.Command)
 	}
 	c.Command, c.Workdir, c.Setup = prop.Command, nonEmpty(prop.Workdir, "."), prop.Setup
-	c.Source, c.Confidence, c.Evidence = source, prop.Confidence, evidence(prop)
+	c.Source, c.Confidence, c.Evidence, c.Origin = source, prop.Confidence, evidence(prop), origin
 	y, _ := prop.YAML()
 	return resolved{criterion: c, yaml: y}, nil
 }

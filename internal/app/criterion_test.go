@@ -28,7 +28,7 @@ func TestResolveCriterionInteractive(t *testing.T) {
 	ask := func(answer string, interactive bool) (string, spec.Source, error) {
 		var errOut bytes.Buffer
 		o := IO{Stdin: strings.NewReader(answer), Stderr: &errOut, Interactive: interactive}
-		r, err := resolveCriterion(context.Background(), s, spec.DoorCLI, dir, o)
+		r, err := resolveCriterion(context.Background(), s, spec.DoorCLI, dir, o, false)
 		if interactive && !strings.Contains(errOut.String(), "Use it? [Y/n/edit]") {
 			t.Errorf("no question asked:\n%s", errOut.String())
 		}
@@ -54,17 +54,17 @@ func TestResolveCriterionNonInteractiveNeedsHighConfidence(t *testing.T) {
 	dir := t.TempDir() // nothing to infer from
 	s := spec.Defaults(spec.DoorCLI)
 	s.Spec.Task = "fix the failing tests"
-	_, err := resolveCriterion(context.Background(), s, spec.DoorCLI, dir, IO{Stderr: &bytes.Buffer{}})
+	_, err := resolveCriterion(context.Background(), s, spec.DoorCLI, dir, IO{Stderr: &bytes.Buffer{}}, false)
 	if !IsUsage(err) || !strings.Contains(err.Error(), "--completion") {
 		t.Fatalf("err = %v", err)
 	}
 	// The Action's user is told about the input, not the flag.
-	_, err = resolveCriterion(context.Background(), s, spec.DoorAction, dir, IO{Stderr: &bytes.Buffer{}})
+	_, err = resolveCriterion(context.Background(), s, spec.DoorAction, dir, IO{Stderr: &bytes.Buffer{}}, false)
 	if !IsUsage(err) || !strings.Contains(err.Error(), "input completion") || strings.Contains(err.Error(), "--completion") {
 		t.Fatalf("action: err = %v", err)
 	}
 	s.Spec.Task = "make it better"
-	_, err = resolveCriterion(context.Background(), s, spec.DoorCLI, goRepo(t), IO{Stderr: &bytes.Buffer{}})
+	_, err = resolveCriterion(context.Background(), s, spec.DoorCLI, goRepo(t), IO{Stderr: &bytes.Buffer{}}, false)
 	if !IsUsage(err) {
 		t.Fatalf("vague task: %v", err)
 	}
@@ -77,20 +77,38 @@ func TestCriterionSource(t *testing.T) {
 	s := spec.Defaults(spec.DoorAction)
 	s.Spec.Task = "fix the failing tests"
 	s.Spec.Criterion.Command = "go test ./..."
-	r, err := resolveCriterion(context.Background(), s, spec.DoorAction, dir, IO{})
+	r, err := resolveCriterion(context.Background(), s, spec.DoorAction, dir, IO{}, false)
 	if err != nil || r.criterion.Source != spec.SourceInput || r.criterion.Source.Phrase() != "given as the completion input" {
 		t.Fatalf("completion input: %+v %v", r.criterion, err)
 	}
-	r, err = resolveCriterion(context.Background(), s, spec.DoorCLI, dir, IO{})
+	r, err = resolveCriterion(context.Background(), s, spec.DoorCLI, dir, IO{}, false)
 	if err != nil || r.criterion.Source != spec.SourceFlag || r.criterion.Confidence != "given" {
 		t.Fatalf("--completion: %+v %v", r.criterion, err)
 	}
 	s.Spec.Criterion.Command, s.Spec.Criterion.Hint = "", "tests pass"
-	r, err = resolveCriterion(context.Background(), s, spec.DoorAction, dir, IO{})
+	r, err = resolveCriterion(context.Background(), s, spec.DoorAction, dir, IO{}, false)
 	if err != nil || r.criterion.Source != spec.SourceHint || r.criterion.Hint != "tests pass" || !strings.Contains(r.criterion.Command, "go test") {
 		t.Fatalf("comment hint: %+v %v", r.criterion, err)
 	}
 	if len(r.yaml) == 0 {
 		t.Error("an inferred criterion keeps its proposal")
+	}
+	if o := r.criterion.Origin; o == nil || *o != (spec.Origin{File: ".github/workflows/ci.yml", Job: "test", Step: "Run go test ./..."}) {
+		t.Errorf("the inferred criterion's origin %+v, want the CI workflow's step", o)
+	}
+	// A check the trigger comment names is the comment's; one the task
+	// names is the task's.
+	s.Spec.Task, s.Spec.Criterion.Hint = "fix the failing tests", "`go vet ./...` passes"
+	r, err = resolveCriterion(context.Background(), s, spec.DoorAction, dir, IO{}, false)
+	if err != nil || r.criterion.Source != spec.SourceTrigger || r.criterion.Command != "go vet ./..." {
+		t.Errorf("named in the hint: %+v %v", r.criterion, err)
+	}
+	s.Spec.Task, s.Spec.Criterion.Hint = "fix the tests until `go vet ./...` passes", ""
+	for _, fromComment := range []bool{true, false} {
+		want := map[bool]spec.Source{true: spec.SourceTrigger, false: spec.SourceTask}[fromComment]
+		r, err = resolveCriterion(context.Background(), s, spec.DoorAction, dir, IO{}, fromComment)
+		if err != nil || r.criterion.Source != want || r.criterion.Origin != nil {
+			t.Errorf("named in the task (from a comment: %v): %+v %v, want source %s", fromComment, r.criterion, err, want)
+		}
 	}
 }

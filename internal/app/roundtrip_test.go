@@ -54,12 +54,13 @@ func (o stopAtBaseline) Observe(_ context.Context, ev loop.Event) {
 }
 
 // newDoneRepo is a repository whose check (sh test.sh) passes once the
-// agent (sh agent.sh) has made the file done.
+// agent (sh agent.sh) has made the file src/done (product source: the
+// held-out check keeps it whatever runner the Spec names).
 func newDoneRepo(t *testing.T) string {
 	dir := workDir(t)
 	git(t, dir, "init", "-q", "-b", "main")
-	os.WriteFile(filepath.Join(dir, "test.sh"), []byte("test -e done\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "agent.sh"), []byte("touch done\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "test.sh"), []byte("test -e src/done\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "agent.sh"), []byte("mkdir -p src && touch src/done\n"), 0o644)
 	git(t, dir, "add", "-A")
 	git(t, dir, "commit", "-qm", "start")
 	return dir
@@ -159,8 +160,14 @@ func TestResumeRoundTripsEverySpecField(t *testing.T) {
 	if head := git(t, remote, "rev-parse", "refs/heads/agent-loop/roundtrip"); head != got.Harness.HeadSHA {
 		t.Errorf("the remote branch is at %s, the loop's head is %s", head, got.Harness.HeadSHA)
 	}
-	if n := strings.Count(readLog(t, d, 1), "confirmation run"); n != 2 {
-		t.Errorf("%d confirmation runs, want 2 (confirm_runs)", n)
+	confirms := 0
+	for _, r := range got.IterationHistory[0].CriterionRuns {
+		if r.Purpose == state.RunConfirm {
+			confirms++
+		}
+	}
+	if n := strings.Count(readLog(t, d, 1), "--- confirm run"); n != 2 || confirms != 2 {
+		t.Errorf("%d confirmation runs in the log, %d in the state, want 2 (confirm_runs)", n, confirms)
 	}
 }
 

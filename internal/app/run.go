@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aiwg/agent-loop/internal/crashpoint"
+	"github.com/aiwg/agent-loop/internal/escape"
 	"github.com/aiwg/agent-loop/internal/gitrepo"
 	"github.com/aiwg/agent-loop/internal/judge"
 	"github.com/aiwg/agent-loop/internal/loop"
@@ -43,6 +44,10 @@ type Hooks struct {
 	// read or write (the Action: the workflow command files): the sandbox
 	// takes them out of its user's reach for the loop.
 	Protect map[string]string
+	// TaskFromComment says the task is a trigger comment's words (the
+	// completion hint always is): a check they name came from the comment
+	// (the criterion's source "trigger").
+	TaskFromComment bool
 }
 
 // RunResult is what a finished run reports to its caller.
@@ -108,7 +113,7 @@ func Run(ctx context.Context, v spec.Validated, o IO, h Hooks) (*RunResult, erro
 	if pl.live(loopID).Exists() || pl.seed(loopID).Exists() {
 		return nil, usagef("loop %s exists already; continue it with `agent-loop resume %s`, or choose another %s", loopID, loopID, door.Ref("loop-id"))
 	}
-	prop, err := resolveCriterion(ctx, s, door, root, o)
+	prop, err := resolveCriterion(ctx, s, door, root, o, h.TaskFromComment)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +275,7 @@ func confirmDuplicate(pl places, same []state.Entry, door spec.Door, o IO) error
 	} else {
 		b.WriteString("An existing loop is running for the same task.\n\nActive loops:\n")
 		for _, e := range same {
-			fmt.Fprintf(&b, "  %s — %s (%s, iteration %d/%d)\n", e.LoopID, e.Task, e.Status, e.Iteration, e.MaxIterations)
+			fmt.Fprintf(&b, "  %s — %s (%s, iteration %d/%d)\n", e.LoopID, escape.Terminal(e.Task), e.Status, e.Iteration, e.MaxIterations)
 		}
 		b.WriteString("\nOptions:\n")
 		fmt.Fprintf(&b, "  1. Attach to it:     agent-loop attach %s\n", running[0].LoopID)
@@ -346,7 +351,7 @@ func execute(ctx context.Context, p engineParts) (res *RunResult, err error) {
 	if sp.Criterion.Setup != "" && p.st.Harness.BaseSHA == "" {
 		if err := runSetup(jctx, p, progress); err != nil {
 			p.st.Status = state.Failed
-			p.st.Harness.StopReason = err.Error()
+			p.st.Harness.StopReason, p.st.Harness.StopKind = err.Error(), state.StopError
 			now := time.Now().UTC().Truncate(time.Second)
 			p.st.CompletedAt = &now
 			p.st.PID = nil
@@ -359,12 +364,20 @@ func execute(ctx context.Context, p engineParts) (res *RunResult, err error) {
 	if mirror != nil {
 		agent = &seeded{Agent: p.agent, m: mirror, live: p.dir.Path(), seed: seed.Path(), log: progress}
 	}
+	verifier := &verify.Shell{ScanReports: true}
+	place, cleanPlace, err := newHeldOutPlace(p.sb)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanPlace()
 	eng := &loop.Engine{
-		Agent: agent, Verifier: &verify.Shell{ScanReports: true}, Repo: p.repo,
-		Judge: judge.New(judge.Options{Depends: shellcmd.Depends(sp.Criterion.Depends)}),
-		Dir:   p.dir, Registry: p.store, Observer: p.hooks.Observer,
+		Agent: agent, Verifier: verifier, Repo: p.repo,
+		Planner: newPlanner(sp, p.repo, verifier, place),
+		Judge:   judge.New(judge.Options{Depends: shellcmd.Depends(sp.Criterion.Depends)}),
+		Dir:     p.dir, Registry: p.store, Observer: p.hooks.Observer,
 		Env: p.env, Out: progress, AgentOut: agentOut, Tuning: p.hooks.Tuning,
-		Redact: func(w io.Writer) io.WriteCloser { return p.secrets.Writer(w) },
+		Redact:      func(w io.Writer) io.WriteCloser { return p.secrets.Writer(w) },
+		CommitWords: report.CommitWords,
 	}
 	out, err := eng.Run(jctx, p.st)
 	st, lerr := p.dir.Load()
@@ -376,8 +389,10 @@ func execute(ctx context.Context, p engineParts) (res *RunResult, err error) {
 		err = fmt.Errorf("%w\nThe disk is full: the state from before the fault is kept; free some space, then continue the loop "+
 			"(`agent-loop resume %s`; in GitHub Actions, re-run the workflow)", err, st.LoopID)
 	}
-	rep := report.Render(st, report.Options{Target: report.CLI, Resume: "`agent-loop resume " + st.LoopID + "`"})
-	_ = state.WriteFileAtomic(p.dir.ReportPath(), []byte(rep), 0o644)
+	// report.md is the report in Markdown (as the step summary shows it);
+	// the terminal gets the same report as text.
+	_ = state.WriteFileAtomic(p.dir.ReportPath(), []byte(report.Render(st, report.Options{Target: report.Summary})), 0o644)
+	rep := report.Render(st, report.Options{Target: report.CLI})
 	res = &RunResult{Outcome: out, State: st, Dir: p.dir, Seed: seed, Report: rep}
 	if err != nil {
 		return res, err

@@ -19,7 +19,7 @@ func init() {
 	register(subcommand{name: "pause", usage: "pause LOOP_ID", summary: "pause a running loop after its current iteration", run: (*Command).pauseCmd})
 	register(subcommand{name: "resume", usage: "resume [--approve|--reject] LOOP_ID", summary: "continue a paused or crashed loop", run: (*Command).resumeCmd})
 	register(subcommand{name: "abort", usage: "abort LOOP_ID", summary: "stop a loop for good", run: (*Command).abortCmd})
-	register(subcommand{name: "report", usage: "report [--format md|json] LOOP_ID", summary: "print a loop's report", run: (*Command).reportCmd})
+	register(subcommand{name: "report", usage: "report [--format text|md|json] LOOP_ID", summary: "print a loop's report", run: (*Command).reportCmd})
 	register(subcommand{name: "demo", usage: "demo [--keep]", summary: "run a real loop on a bundled project with a scripted agent (no API key)", run: (*Command).demoCmd})
 	register(subcommand{name: "action", usage: "action", summary: "the GitHub Action's main step (run by action.yml)",
 		run: func(c *Command, ctx context.Context, _ []string) error {
@@ -161,8 +161,8 @@ func (c *Command) abortCmd(ctx context.Context, args []string) error {
 }
 
 func (c *Command) reportCmd(ctx context.Context, args []string) error {
-	fs, dir := c.flags("report", "report [--format md|json] LOOP_ID", nil)
-	format := fs.String("format", "md", "output `format`: md or json")
+	fs, dir := c.flags("report", "report [--format text|md|json] LOOP_ID", nil)
+	format := fs.String("format", "text", "output `format`: text (for a terminal), md (Markdown, as report.md) or json (the state)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -1,5 +1,7 @@
 package criteria
 
+import "strings"
+
 // candidate is one command some layer proposes as a gate.
 type candidate struct {
 	command string
@@ -29,8 +31,29 @@ type candidate struct {
 	// strong is set when the layer states the command outright (a CI step,
 	// a script named test), weak for a default guessed from a manifest.
 	strong bool
+	// origin is where the command was found, when the layer knows it as
+	// data (a CI step); originOf derives it otherwise.
+	origin *Origin
 }
 
 func finding(layer, source, text string) Finding {
 	return Finding{Layer: layer, Source: source, Finding: text}
+}
+
+// originOf is where c's command was found: its own origin (a CI step, a
+// command the task names), or else the file its source names first (a
+// manifest's, a context file's, an earlier loop's: "package.json
+// scripts.test" is package.json).
+func originOf(c candidate) *Origin {
+	if c.origin != nil {
+		o := *c.origin
+		return &o
+	}
+	switch c.layer {
+	case LayerManifest, LayerContextFile, LayerAIWGArtifact:
+		if f, _, _ := strings.Cut(c.source, " "); f != "" {
+			return &Origin{File: f}
+		}
+	}
+	return nil
 }

@@ -44,6 +44,25 @@ type ciStep struct {
 	setupOnly  bool // GitLab before_script
 }
 
+// title is the step's name as GitHub shows it: its name, or "Run " and
+// the action it uses or the first line of its script.
+func (s ciStep) title() string {
+	if s.name != "" {
+		return s.name
+	}
+	if s.uses != "" {
+		return "Run " + s.uses
+	}
+	if s.run == "" {
+		return s.id
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(s.run), "\n")
+	if line = strings.TrimSpace(line); len(line) > 60 {
+		line = line[:60] + "..."
+	}
+	return "Run " + line
+}
+
 func (s ciStep) label() string {
 	switch {
 	case s.name != "":

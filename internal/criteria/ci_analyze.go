@@ -354,7 +354,8 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 		}
 	}
 	src := j.file + " job " + j.id + " " + first.step.label()
-	c := candidate{source: src, sig: first.info.sig, runner: first.info.runner, script: first.info.script, inner: first.info.inner, strong: true}
+	c := candidate{source: src, sig: first.info.sig, runner: first.info.runner, script: first.info.script, inner: first.info.inner, strong: true,
+		origin: &Origin{File: j.file, Job: j.id, Step: first.step.title()}}
 	var ev []Finding
 	workdir := first.dir
 	for !m.r.isDir(workdir) && workdir != "." {

@@ -59,6 +59,18 @@ type Proposal struct {
 	// RefusalReason is set only when Class is "refused"; marshalled as null
 	// otherwise.
 	RefusalReason string
+	// Origin is where Command was found, as data (the rationale says it in
+	// words); nil when refused. Not marshalled: the loop's Spec keeps it.
+	Origin *Origin
+}
+
+// Origin is where a proposed command was found: a CI workflow's File,
+// Job (its id) and Step (its name as GitHub shows it); a manifest's or a
+// context file's File; or Named, "task" or "hint", when the task's own
+// words or the trigger's completion hint name the command.
+type Origin struct {
+	File, Job, Step string
+	Named           string
 }
 
 // Finding is one piece of evidence: which layer found what, where.

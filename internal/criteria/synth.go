@@ -147,7 +147,8 @@ func synthesize(task string, ev *evidence) Proposal {
 	if in.command != "" {
 		info := ev.m.classifier().classify(strings.Fields(in.command), ".")
 		chosen = candidate{command: in.command, workdir: ".", kind: info.kind | want, sig: info.sig, layer: LayerTaskVerb, source: "task", strong: true, runner: info.runner, script: info.script,
-			evidence: []Finding{finding(LayerTaskVerb, "task", "the task names its own check: `"+in.command+"`")}}
+			evidence: []Finding{finding(LayerTaskVerb, "task", "the task names its own check: `"+in.command+"`")},
+			origin:   &Origin{Named: in.commandFrom}}
 		ok = true
 	}
 	if !ok {
@@ -222,6 +223,7 @@ func synthesize(task string, ev *evidence) Proposal {
 	cmd, thresholdNote := applyThreshold(cmd, chosen, in)
 
 	p.Command = cmd
+	p.Origin = originOf(chosen)
 	p.Workdir = chosen.workdir
 	p.Setup = setup
 	p.Rationale = append(p.Rationale, chosen.evidence...)

@@ -19,6 +19,8 @@ type taskIntent struct {
 	// command is a command the task names itself: "until `make check`
 	// passes".
 	command string
+	// commandFrom says which text named it: "task" or "hint".
+	commandFrom string
 }
 
 var (
@@ -69,9 +71,9 @@ func classifyTask(task, hint string) taskIntent {
 	h := strings.TrimSpace(hint)
 	in := taskIntent{}
 	if cmd := namedCommand(t); cmd != "" {
-		in.command = cmd
+		in.command, in.commandFrom = cmd, "task"
 	} else if cmd := namedCommand(h); cmd != "" {
-		in.command = cmd
+		in.command, in.commandFrom = cmd, "hint"
 	}
 	in.threshold = coverageThreshold(h)
 	if in.threshold == 0 {

@@ -3,60 +3,85 @@ package gitrepo
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 )
 
-// repoConfig is what the harness reads from the (sealed) repository
-// configuration, as git itself resolves it (includes followed).
+// repoConfig is what the harness reads from the repository's configuration
+// once, when it opens the repository, as git itself resolves it (includes
+// followed, no system or global file). The harness's own git never reads
+// that configuration (trust.go); these values are all it takes from it.
 type repoConfig struct {
-	drivers        []string // filter/diff/merge driver names defined in config
-	extraHeaders   []string // http.extraheader keys (reset when a token is given)
 	urls, pushURLs map[string][]string
-	hasIncludes    bool
-	worktreeConfig bool
-	partialClone   bool
-	sparse         bool
-	objectFormat   string
-	// values holds every key (canonical case) and its values, in order.
-	values map[string][]string
+	// insteadOf and pushInsteadOf map a URL prefix to its replacement.
+	insteadOf, pushInsteadOf map[string]string
+	worktreeConfig           bool
+	partialClone             bool
+	sparse                   bool
+	objectFormat             string
+	// values holds every key (canonical case) and its values, in order;
+	// origins the file each value came from.
+	values  map[string][]string
+	origins map[string][]string
 }
 
-// parseConfigList reads `git config -z --list`: "key\nvalue" records
-// separated by NUL ("key" alone for a valueless boolean).
-func parseConfigList(out []byte) *repoConfig {
-	c := &repoConfig{urls: map[string][]string{}, pushURLs: map[string][]string{}, values: map[string][]string{}}
-	drivers := map[string]bool{}
-	for _, rec := range splitZ(out) {
-		key, val, _ := strings.Cut(rec, "\n")
-		lower := strings.ToLower(key)
-		section, rest, _ := strings.Cut(key, ".")
-		section = strings.ToLower(section)
-		sub, name := "", rest
-		if i := strings.LastIndexByte(rest, '.'); i >= 0 {
-			sub, name = rest[:i], strings.ToLower(rest[i+1:])
-		} else {
-			name = strings.ToLower(rest)
+// last returns the last value of key (canonical case).
+func (c *repoConfig) last(key string) (string, bool) {
+	v := c.values[key]
+	if len(v) == 0 {
+		return "", false
+	}
+	return v[len(v)-1], true
+}
+
+// canonicalKey lower-cases the section and the name of a key, keeping the
+// subsection's case ("url.HTTPS://x/.insteadOf" -> "url.HTTPS://x/.insteadof").
+func canonicalKey(key string) (canon, section, sub, name string) {
+	section, rest, _ := strings.Cut(key, ".")
+	section = strings.ToLower(section)
+	if i := strings.LastIndexByte(rest, '.'); i >= 0 {
+		sub, name = rest[:i], strings.ToLower(rest[i+1:])
+	} else {
+		name = strings.ToLower(rest)
+	}
+	canon = section + "." + name
+	if sub != "" {
+		canon = section + "." + sub + "." + name
+	}
+	return canon, section, sub, name
+}
+
+// parseConfigList reads `git config -z --list --show-origin`: records of
+// "origin" NUL "key\nvalue" NUL ("key" alone for a valueless boolean).
+// Without --show-origin (origins false) every record is "key\nvalue".
+func parseConfigList(out []byte, origins bool) *repoConfig {
+	c := &repoConfig{urls: map[string][]string{}, pushURLs: map[string][]string{}, values: map[string][]string{},
+		origins: map[string][]string{}, insteadOf: map[string]string{}, pushInsteadOf: map[string]string{}}
+	recs := splitZ(out)
+	for i := 0; i < len(recs); i++ {
+		origin := ""
+		if origins {
+			origin = strings.TrimPrefix(recs[i], "file:")
+			i++
+			if i >= len(recs) {
+				break
+			}
 		}
-		canon := section + "." + name
-		if sub != "" {
-			canon = section + "." + sub + "." + name
-		}
+		key, val, _ := strings.Cut(recs[i], "\n")
+		canon, section, sub, name := canonicalKey(key)
+		lower := strings.ToLower(canon)
 		c.values[canon] = append(c.values[canon], val)
+		c.origins[canon] = append(c.origins[canon], origin)
 		switch {
-		case (section == "filter" || section == "diff" || section == "merge") && sub != "":
-			drivers[sub] = true
-		case section == "http" && name == "extraheader":
-			c.extraHeaders = append(c.extraHeaders, key)
 		case section == "remote" && sub != "" && name == "url":
 			c.urls[sub] = append(c.urls[sub], val)
 		case section == "remote" && sub != "" && name == "pushurl":
 			c.pushURLs[sub] = append(c.pushURLs[sub], val)
+		case section == "url" && sub != "" && name == "insteadof":
+			c.insteadOf[val] = sub
+		case section == "url" && sub != "" && name == "pushinsteadof":
+			c.pushInsteadOf[val] = sub
 		case section == "remote" && sub != "" && name == "promisor" && isTrue(val):
 			c.partialClone = true
 		case lower == "extensions.partialclone":
@@ -67,14 +92,8 @@ func parseConfigList(out []byte) *repoConfig {
 			c.objectFormat = strings.ToLower(val)
 		case lower == "core.sparsecheckout" && isTrue(val):
 			c.sparse = true
-		case section == "include" || section == "includeif":
-			c.hasIncludes = true
 		}
 	}
-	for d := range drivers {
-		c.drivers = append(c.drivers, d)
-	}
-	sort.Strings(c.drivers)
 	return c
 }
 
@@ -86,106 +105,61 @@ func isTrue(v string) bool {
 	return false
 }
 
-// readConfig asks git for the repository configuration (system and global
-// configuration are disabled, so this is .git/config, its includes and the
-// worktree configuration).
-func (r *Repo) readConfig(ctx context.Context, guarded bool) (*repoConfig, error) {
-	c := gitCall{args: []string{"config", "-z", "--list", "--includes"}, okCodes: []int{1}}
-	var res result
-	var err error
-	if guarded {
-		res, err = r.git(ctx, c)
-	} else {
-		res, err = r.exec(ctx, c)
-	}
+// readConfig asks git for the repository's configuration: .git/config, the
+// files it includes and the worktree configuration (no system or global
+// file). It runs once, when the repository is opened.
+func (r *Repo) readConfig(ctx context.Context) (*repoConfig, error) {
+	res, err := r.exec(ctx, gitCall{scope: inRepo, args: []string{"config", "-z", "--list", "--includes", "--show-origin"},
+		okCodes: []int{1}, maxOut: 64 << 20})
 	if err != nil {
 		return nil, err
 	}
-	return parseConfigList(res.stdout), nil
+	return parseConfigList(res.stdout, true), nil
 }
 
-// keyRule says how a command-running key changed through an included file
-// is neutralised: overridden with def, reset (multi-valued keys whose empty
-// value clears the list), or refused (multi-valued keys that cannot be
-// cleared from the command line).
-type keyRule struct {
-	def    string
-	multi  bool
-	refuse bool
-}
-
-// commandKeyRule returns the rule for keys that make git run a program or
-// send data elsewhere.
-func commandKeyRule(key string) (keyRule, bool) {
-	section, rest, _ := strings.Cut(key, ".")
-	name := rest
-	if i := strings.LastIndexByte(rest, '.'); i >= 0 {
-		name = rest[i+1:]
-	}
-	switch section + "." + name {
-	case "core.sshcommand":
-		return keyRule{def: "ssh"}, true
-	case "core.gitproxy", "core.askpass", "core.alternaterefscommand", "diff.external", "http.proxy",
-		"remote.proxy", "http.extraheader":
-		return keyRule{def: "", multi: name == "extraheader"}, true
-	case "core.editor", "sequence.editor":
-		return keyRule{def: ":"}, true
-	case "remote.receivepack":
-		return keyRule{def: "git-receive-pack"}, true
-	case "remote.uploadpack":
-		return keyRule{def: "git-upload-pack"}, true
-	case "credential.helper":
-		return keyRule{multi: true}, true
-	case "url.insteadof", "url.pushinsteadof", "protocol.allow", "core.sshcommandvariant", "ssh.variant":
-		return keyRule{refuse: true}, true
-	}
-	return keyRule{}, false
-}
-
-// includedOverrides compares the command-running keys of the current
-// configuration with the sealed one (both with includes followed) and
-// returns the overrides that put the sealed values back, or an error for a
-// change that cannot be undone from the command line.
-func includedOverrides(sealed, cur *repoConfig) ([][2]string, error) {
-	keys := map[string]bool{}
-	for k := range sealed.values {
-		keys[k] = true
-	}
-	for k := range cur.values {
-		keys[k] = true
-	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
-	var out [][2]string
-	for _, k := range sorted {
-		rule, ok := commandKeyRule(k)
-		if !ok || slices.Equal(sealed.values[k], cur.values[k]) {
-			continue
-		}
-		switch {
-		case rule.refuse:
-			return nil, fmt.Errorf("refusing to run git: %s was changed in a file the repository configuration "+
-				"includes since the seal (the agent tampered with it); restore that file and resume", k)
-		case rule.multi:
-			out = append(out, [2]string{k, ""})
-			for _, v := range sealed.values[k] {
-				out = append(out, [2]string{k, v})
-			}
-		case len(sealed.values[k]) > 0:
-			out = append(out, [2]string{k, sealed.values[k][len(sealed.values[k])-1]})
-		default:
-			out = append(out, [2]string{k, rule.def})
+// rewriteURL applies git's url.<base>.insteadOf rules: the longest
+// matching prefix is replaced.
+func rewriteURL(url string, rules map[string]string) (string, bool) {
+	best := ""
+	for prefix := range rules {
+		if strings.HasPrefix(url, prefix) && len(prefix) > len(best) {
+			best = prefix
 		}
 	}
-	return out, nil
+	if best == "" {
+		return url, false
+	}
+	return rules[best] + strings.TrimPrefix(url, best), true
+}
+
+// resolveRemote returns the fetch and push URLs of a remote name (or URL)
+// as git would: url.*.insteadOf applied to both, pushInsteadOf to a push
+// URL taken from remote.<name>.url. ok is false for a name that is not
+// configured.
+func (c *repoConfig) resolveRemote(name string) (fetch, push string, ok bool) {
+	var urls, pushURLs []string
+	if isURL(name) {
+		urls = []string{name}
+	} else {
+		urls, pushURLs = c.urls[name], c.pushURLs[name]
+	}
+	if len(urls) == 0 {
+		return "", "", false
+	}
+	fetch, _ = rewriteURL(urls[0], c.insteadOf)
+	if len(pushURLs) > 0 {
+		push, _ = rewriteURL(pushURLs[0], c.insteadOf)
+	} else if p, ok := rewriteURL(urls[0], c.pushInsteadOf); ok {
+		push = p
+	} else {
+		push = fetch
+	}
+	return fetch, push, true
 }
 
 // attributeDrivers adds to into every driver a .gitattributes text names
-// (filter=, diff=, merge=), anywhere on a line: over-approximating is
-// harmless, missing one is not.
+// (filter=, diff=, merge=), anywhere on a line. It reports whether the text
+// routes files through Git LFS.
 func attributeDrivers(b []byte, into map[string]bool) (lfs bool) {
 	for _, line := range bytes.Split(b, []byte("\n")) {
 		for _, f := range bytes.Fields(line) {
@@ -208,11 +182,6 @@ func validDriverName(name []byte) bool {
 	return bytes.IndexByte(name, 0) < 0 && bytes.IndexByte(name, '\n') < 0
 }
 
-// maxAttributeDrivers bounds the driver names taken from attribute files
-// that are not defined in the configuration (those cannot run anything, they
-// are neutralised only for good measure).
-const maxAttributeDrivers = 256
-
 // readAttributesFile reads a work-tree attributes file without following a
 // symlink (git does not follow them either) and with a size bound.
 func readAttributesFile(path string) []byte {
@@ -220,57 +189,31 @@ func readAttributesFile(path string) []byte {
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
 		return nil
 	}
-	f, err := os.Open(path)
+	b, err := readSmall(path, 1<<20)
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
 	return b
 }
 
-// driverOverrides neutralises every driver: the ones the configuration
-// defines and the ones the attribute files name.
-func driverOverrides(defined []string, named map[string]bool) [][2]string {
-	set := map[string]bool{}
-	for _, d := range defined {
-		set[d] = true
+// configFileHolds reports whether a configuration file (read raw, bounded)
+// contains s, case-insensitively.
+func configFileHolds(path, s string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
 	}
-	extra := make([]string, 0, len(named))
-	for d := range named {
-		if !set[d] {
-			extra = append(extra, d)
-		}
-	}
-	sort.Strings(extra)
-	if len(extra) > maxAttributeDrivers {
-		extra = extra[:maxAttributeDrivers]
-	}
-	names := append(append([]string(nil), defined...), extra...)
-	sort.Strings(names)
-	out := make([][2]string, 0, 7*len(names))
-	for _, n := range names {
-		out = append(out,
-			[2]string{"filter." + n + ".clean", ""},
-			[2]string{"filter." + n + ".smudge", ""},
-			[2]string{"filter." + n + ".process", ""},
-			[2]string{"filter." + n + ".required", "false"},
-			[2]string{"diff." + n + ".textconv", ""},
-			[2]string{"diff." + n + ".command", ""},
-			[2]string{"merge." + n + ".driver", ""},
-		)
-	}
-	return out
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 16<<20))
+	return bytes.Contains(bytes.ToLower(b), []byte(strings.ToLower(s)))
 }
 
-// attributesPaths are the attribute files git reads for the work tree that
-// the harness can find without walking it.
-func (r *Repo) attributesPaths(indexed []string) []string {
-	paths := []string{filepath.Join(r.root, ".gitattributes"), filepath.Join(r.commonDir, "info", "attributes")}
-	for _, p := range indexed {
-		if p != ".gitattributes" {
-			paths = append(paths, filepath.Join(r.root, filepath.FromSlash(p)))
+// describeOrigin names the file a key came from, for messages.
+func (c *repoConfig) describeOrigin(key string) string {
+	for _, o := range c.origins[key] {
+		if o != "" {
+			return o
 		}
 	}
-	return paths
+	return "the repository's git configuration"
 }

@@ -1,6 +1,7 @@
 package gitrepo
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,7 +9,8 @@ import (
 )
 
 // TestChildEnvironment looks at the environment git's own children get: a
-// trusted core.sshCommand (sealed before the loop) dumps it during a push.
+// trusted ssh command (GIT_SSH_COMMAND in the harness's environment when
+// the repository is opened) dumps it during a push.
 func TestChildEnvironment(t *testing.T) {
 	secrets := map[string]string{
 		"GITHUB_TOKEN": "ghs_harness_secret_1", "ACTIONS_RUNTIME_TOKEN": "runtime_secret_2",
@@ -20,7 +22,7 @@ func TestChildEnvironment(t *testing.T) {
 	const token = "ghs_options_token_value_5"
 	dir := newWorkRepo(t, nil)
 	out := filepath.Join(t.TempDir(), "env")
-	runGit(t, dir, "config", "core.sshCommand", "env > "+out+"; false")
+	t.Setenv("GIT_SSH_COMMAND", "env > "+out+"; false")
 	runGit(t, dir, "remote", "add", "origin", "ssh://git@example.invalid/o/r.git")
 	r := openRepo(t, dir, Options{Token: token})
 	if err := r.Push(ctxT(t), "main"); err == nil {
@@ -36,7 +38,7 @@ func TestChildEnvironment(t *testing.T) {
 		keys = append(keys, k)
 	}
 	t.Logf("child environment: %s", strings.Join(keys, " "))
-	allowed := map[string]bool{"PATH": true, "HOME": true, "LANG": true, "TMPDIR": true, "PWD": true,
+	allowed := map[string]bool{"PATH": true, "HOME": true, "LANG": true, "LC_ALL": true, "TMPDIR": true, "PWD": true,
 		"SHLVL": true, "_": true, "OLDPWD": true, "SSH_AUTH_SOCK": true}
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		key, val, _ := strings.Cut(line, "=")
@@ -49,7 +51,10 @@ func TestChildEnvironment(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "LANG=C", "GIT_TERMINAL_PROMPT=0"} {
+	// (git itself removes GIT_DIR and the other repository variables
+	// from the environment of the ssh command.)
+	for _, want := range []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "LANG=C", "GIT_TERMINAL_PROMPT=0",
+		"HOME=" + r.p.home()} {
 		if !strings.Contains(string(b), want+"\n") {
 			t.Errorf("child environment lacks %s", want)
 		}
@@ -83,6 +88,11 @@ func TestInfoLFS(t *testing.T) {
 	}
 }
 
+// TestIncludedConfigChanges: the agent edits a file the trusted
+// .git/config includes (a command, a credential helper, a URL rewrite).
+// The harness's git never reads the repository's configuration: nothing
+// runs, the push goes to the URL recorded when the loop started, and the
+// harness keeps working (the old harness refused once it saw the rewrite).
 func TestIncludedConfigChanges(t *testing.T) {
 	t.Parallel()
 	dir := newWorkRepo(t, map[string]string{"repo.gitconfig": "[core]\n\teditor = vi\n"})
@@ -91,6 +101,9 @@ func TestIncludedConfigChanges(t *testing.T) {
 	r := openRepo(t, dir, Options{Remote: remote})
 	ctx := ctxT(t)
 	marker := filepath.Join(t.TempDir(), "pwned")
+	if _, err := r.Dirty(ctx); err != nil {
+		t.Fatal(err)
+	}
 
 	// The agent edits the included file: a command, a credential helper.
 	writeFiles(t, dir, map[string]string{"repo.gitconfig": "[core]\n\teditor = vi\n\tsshCommand = \"touch " + marker + "; ssh\"\n" +
@@ -109,16 +122,45 @@ func TestIncludedConfigChanges(t *testing.T) {
 	}
 	os.Remove(marker)
 
-	// A URL rewrite cannot be undone from the command line: refuse.
-	writeFiles(t, dir, map[string]string{"repo.gitconfig": "[core]\n\teditor = vi\n[url \"/tmp/evil\"]\n\tinsteadOf = ssh://\n"})
-	for name, err := range map[string]error{"Push": r.Push(ctx, "main"), "Dirty": func() error { _, err := r.Dirty(ctx); return err }()} {
-		if err == nil || !strings.Contains(err.Error(), "url./tmp/evil.insteadof") {
-			t.Errorf("%s with an included insteadOf: %v", name, err)
-		}
+	// A URL rewrite in the included file does not redirect the harness.
+	evil := newBare(t, "")
+	writeFiles(t, dir, map[string]string{"repo.gitconfig": "[core]\n\teditor = vi\n[url \"" + evil + "\"]\n\tinsteadOf = " + remote + "\n"})
+	var pe *PushError
+	if err := r.Push(ctx, "main"); !errors.As(err, &pe) || pe.Reason != ReasonNetwork || !strings.Contains(err.Error(), "127.0.0.1") {
+		t.Errorf("Push with an included insteadOf: %v, want the refused connection to the recorded URL", err)
 	}
-	// Back to the sealed content, the harness works again.
-	writeFiles(t, dir, map[string]string{"repo.gitconfig": "[core]\n\teditor = vi\n"})
+	if out, err := runGitErr(evil, nil, "rev-parse", "--verify", "-q", "refs/heads/main"); err == nil {
+		t.Errorf("the push went to the rewritten URL: %s", out)
+	}
+	if _, err := runGitErr(dir, nil, "push", "-q", remote, "main"); err != nil {
+		t.Fatalf("plain git did not follow the rewrite: the test proves nothing: %v", err)
+	}
 	if _, err := r.Dirty(ctx); err != nil {
-		t.Errorf("Dirty after the include was restored: %v", err)
+		t.Errorf("Dirty with an included insteadOf: %v", err)
+	}
+}
+
+// TestSSHCommandRecorded: core.sshCommand as the repository said when the
+// loop started (a deploy key, a wrapper outside the work tree) is how the
+// harness reaches an ssh remote; the agent's later edit is not; a command
+// in the work tree (the agent could rewrite it) is refused.
+func TestSSHCommandRecorded(t *testing.T) {
+	t.Parallel()
+	dir := newWorkRepo(t, nil)
+	used, edited := filepath.Join(t.TempDir(), "used"), filepath.Join(t.TempDir(), "edited")
+	runGit(t, dir, "remote", "add", "origin", "ssh://git@example.invalid/o/r.git")
+	runGit(t, dir, "config", "core.sshCommand", "touch "+used+"; false")
+	r := openRepo(t, dir, Options{})
+	runGit(t, dir, "config", "core.sshCommand", "touch "+edited+"; false")
+	if err := r.Push(ctxT(t), "main"); err == nil {
+		t.Fatal("push through a failing ssh command succeeded")
+	}
+	if !fileExists(used) || fileExists(edited) {
+		t.Errorf("recorded command ran: %v; edited command ran: %v", fileExists(used), fileExists(edited))
+	}
+	inTree := newWorkRepo(t, nil)
+	runGit(t, inTree, "config", "core.sshCommand", "sh "+filepath.Join(inTree, "tools", "ssh.sh"))
+	if _, err := Open(inTree, Options{}); err == nil || !strings.Contains(err.Error(), "GIT_SSH_COMMAND") {
+		t.Errorf("a core.sshCommand in the work tree: Open = %v", err)
 	}
 }

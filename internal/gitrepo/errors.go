@@ -8,7 +8,7 @@ import (
 
 // GitError is a failed git CLI invocation. Args are the git arguments after
 // the harness's hardening options; they never hold a secret (tokens travel
-// through a 0600 file read by an askpass helper).
+// through a pipe read by a credential helper).
 type GitError struct {
 	Args     []string
 	ExitCode int

@@ -5,8 +5,8 @@ import (
 	"fmt"
 )
 
-// FetchBranch fetches refs/heads/<branch> from the remote into the object
-// store and returns its commit, without moving any local branch
+// FetchBranch fetches refs/heads/<branch> from the remote into the trusted
+// store (index-pack checks every object it receives) and returns its commit, without moving any local branch
 // (StartBranch does that). A shallow clone (actions/checkout's default)
 // fetches what it lacks. Without a remote, or when the remote has no such
 // branch, the local branch's commit is returned; when neither exists it is
@@ -29,6 +29,9 @@ func (r *Repo) FetchBranch(ctx context.Context, branch string) (string, error) {
 		if sha != "" {
 			return sha, nil
 		}
+	}
+	if sha := r.readPrivRef(ref); sha != "" {
+		return sha, nil
 	}
 	sha, err := r.resolve(ctx, ref)
 	if err != nil {

@@ -12,12 +12,13 @@ import (
 	"syscall"
 )
 
-// The guard. The agent has a shell in the work tree between the harness's git
-// operations and may plant hooks, filters, an fsmonitor command or a gitfile
-// that points git at a repository it controls. Seal records the trusted state
-// of everything in .git that can make git run a program or read another
-// repository; before every git invocation the guard checks that .git is still
-// the sealed directory and puts those files back byte for byte.
+// The seal. The harness's own git never reads the repository's .git/config,
+// hooks or info/ (trust.go). The agent may still plant hooks, filters, an
+// fsmonitor command or a gitfile that points git at a repository it
+// controls, which would run in the user's own git commands later. Seal
+// records those files when the repository is opened; before every
+// operation the harness checks that .git is still the sealed directory (it
+// refuses to write into another one) and puts them back byte for byte.
 
 // sealTreeMax bounds the bytes a sealed directory (hooks/, info/) may hold.
 const sealTreeMax = 64 << 20
@@ -179,15 +180,14 @@ func (r *Repo) takeSnapshot() (*snapshot, error) {
 	return s, nil
 }
 
-// guard verifies that .git is the sealed repository and restores the sealed
-// control files. It runs before every git invocation.
-func (r *Repo) guard() error {
+// restoreSealed puts the sealed control files back (and removes the locks
+// a killed git left). The harness's own git never reads them (trust.go);
+// restoring them keeps the agent's hooks, filters and configuration from
+// running in the user's own git commands after the loop.
+func (r *Repo) restoreSealed() error {
 	s := r.seal
 	if s == nil {
 		return errors.New("gitrepo: the repository is not sealed (Open seals it)")
-	}
-	if err := r.verify(s); err != nil {
-		return err
 	}
 	for _, p := range r.sealedFiles() {
 		e := s.files[p]
@@ -216,8 +216,6 @@ func (r *Repo) guard() error {
 			}
 		}
 	}
-	// A git process killed with the agent leaves its lock behind; the
-	// harness owns the repository while it runs git.
 	for _, lock := range []string{"index.lock", "HEAD.lock"} {
 		p := filepath.Join(r.gitDir, lock)
 		if _, err := os.Lstat(p); err == nil {
@@ -226,7 +224,7 @@ func (r *Repo) guard() error {
 			}
 		}
 	}
-	return r.restoreHead(s)
+	return nil
 }
 
 // verify checks that <root>/.git, the git dir and the common dir are the ones
@@ -265,25 +263,6 @@ func (r *Repo) verify(s *snapshot) error {
 		if id != d.id {
 			return &TamperedError{Path: d.path, Detail: "was replaced"}
 		}
-	}
-	return nil
-}
-
-// restoreHead repairs a HEAD that is no longer a valid reference: the
-// branch the harness works on, else the sealed HEAD.
-func (r *Repo) restoreHead(s *snapshot) error {
-	p := filepath.Join(r.gitDir, "HEAD")
-	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() < 4096 {
-		if b, err := os.ReadFile(p); err == nil && validHead(b) {
-			return nil
-		}
-	}
-	head := s.head
-	if r.branch != "" {
-		head = []byte("ref: refs/heads/" + r.branch + "\n")
-	}
-	if err := restoreFile(p, &entry{mode: 0o644, data: head}); err != nil {
-		return fmt.Errorf("restoring %s: %w", p, err)
 	}
 	return nil
 }

@@ -115,7 +115,18 @@ func openRepo(t testing.TB, dir string, opts Options) *Repo {
 		t.Fatalf("Open(%s): %v", dir, err)
 	}
 	r.retryDelay = 10 * time.Millisecond
+	t.Cleanup(func() { r.Close() })
 	return r
+}
+
+// privGit runs the real git CLI on the harness's private git directory (the
+// trusted store) and returns its trimmed stdout.
+func privGit(t testing.TB, r *Repo, args ...string) string {
+	t.Helper()
+	if r.p == nil {
+		t.Fatal("the private git directory is not open yet")
+	}
+	return runGit(t, r.root, append([]string{"--git-dir=" + r.p.gitDir()}, args...)...)
 }
 
 // randName returns a random suffix for marker files.
@@ -136,16 +147,8 @@ func ctxT(t testing.TB) context.Context {
 // onLoopBranch opens dir and starts the branch "loop" at its HEAD, as the
 // engine does before the first iteration; it returns the repository, a
 // test context and the base commit.
-func onLoopBranch(t testing.TB, dir string) (*Repo, context.Context, string) {
+func onLoopBranch(t *testing.T, dir string) (*Repo, context.Context, string) {
 	t.Helper()
-	r := openRepo(t, dir, Options{})
-	ctx := ctxT(t)
-	_, base, err := r.Head(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.StartBranch(ctx, "loop", base); err != nil {
-		t.Fatal(err)
-	}
-	return r, ctx, base
+	e := openProbe(t, dir, "", weakness{}, Options{})
+	return e.r, e.ctx, e.base
 }

@@ -111,27 +111,6 @@ func TestAttributeDrivers(t *testing.T) {
 	if d := cmp.Diff(want, named); d != "" {
 		t.Errorf("drivers (-want +got):\n%s", d)
 	}
-	ov := driverOverrides([]string{"cfg"}, map[string]bool{"x": true})
-	keys := map[string]string{}
-	for _, kv := range ov {
-		keys[kv[0]] = kv[1]
-	}
-	for _, k := range []string{"filter.cfg.clean", "filter.cfg.smudge", "filter.cfg.process", "diff.x.textconv", "diff.x.command", "merge.cfg.driver"} {
-		if v, ok := keys[k]; !ok || v != "" {
-			t.Errorf("override %s = %q, %v", k, v, ok)
-		}
-	}
-	if keys["filter.x.required"] != "false" {
-		t.Error("filter.x.required not overridden to false")
-	}
-	// Attribute-only names are bounded; configured ones never are.
-	many := map[string]bool{}
-	for i := 0; i < 3*maxAttributeDrivers; i++ {
-		many[strings.Repeat("n", i+1)] = true
-	}
-	if n := len(driverOverrides([]string{"cfg"}, many)) / 7; n != maxAttributeDrivers+1 {
-		t.Errorf("%d drivers overridden, want %d", n, maxAttributeDrivers+1)
-	}
 }
 
 func FuzzAttributeDrivers(f *testing.F) {

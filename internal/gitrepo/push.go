@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,23 +13,28 @@ import (
 // pushAttempts is one push plus three retries (network errors only).
 const pushAttempts = 4
 
-// remoteURLs resolves Options.Remote from the sealed configuration: the URL
-// to fetch from, the URL to push to, a printable name. ok is false when the
-// remote is a name that is not configured.
+// remoteURLs returns the URL to fetch from, the URL to push to and a
+// printable name of Options.Remote, as recorded in the private directory
+// when the harness first used it (url.*.insteadOf applied). ok is false
+// when the remote is a name that is not configured.
 func (r *Repo) remoteURLs() (fetch, push, display string, ok bool) {
 	name := r.opts.Remote
+	display = name
 	if isURL(name) {
-		return name, name, redactURL(name), true
+		display = redactURL(name)
 	}
-	urls := r.cfg.urls[name]
-	if len(urls) == 0 {
-		return "", "", name, false
+	if u, found := r.p.rec.Remotes[name]; found {
+		return u.Fetch, u.Push, display, u.Fetch != ""
 	}
-	fetch, push = urls[0], urls[0]
-	if p := r.cfg.pushURLs[name]; len(p) > 0 {
-		push = p[0]
+	fetch, push, ok = r.cfg.resolveRemote(name)
+	if !ok {
+		return "", "", display, false
 	}
-	return fetch, push, name, true
+	r.p.rec.Remotes[name] = remoteURLs{Fetch: fetch, Push: push}
+	if err := r.p.saveRecord(); err != nil {
+		return "", "", display, false
+	}
+	return fetch, push, display, true
 }
 
 // isURL tells a URL or path from a remote name (names cannot hold ':').
@@ -50,7 +54,9 @@ func redactURL(s string) string {
 
 // Push pushes refs/heads/<branch> to the remote, never forcing. A rejected
 // or failed push is a *PushError; network failures are retried three times
-// with backoff, authentication and non-fast-forward failures are not.
+// with backoff, authentication and non-fast-forward failures are not. The
+// branch is pushed from the trusted store, to the URL recorded when the
+// loop started.
 func (r *Repo) Push(ctx context.Context, branch string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -66,12 +72,24 @@ func (r *Repo) Push(ctx context.Context, branch string) error {
 		return &PushError{Op: "push", Remote: display, Ref: ref, Reason: ReasonNoRemote,
 			Err: fmt.Errorf("remote %q is not configured in %s", display, r.root)}
 	}
-	if v, ok := r.readRef(ref); !ok || v == "" {
-		if sha, err := r.resolve(ctx, ref); err != nil {
-			return err
-		} else if sha == "" {
+	if r.readPrivRef(ref) == "" {
+		sha, known := r.readRepoRef(ref)
+		if !known || sha == "" {
 			return fmt.Errorf("branch %q does not exist in %s: nothing to push", branch, r.root)
 		}
+		// A branch the harness did not record (the user's own): record it,
+		// checked, before pushing it.
+		if err := r.ensureTrusted(ctx, sha); err != nil {
+			return err
+		}
+		if err := r.setPrivRef(ref, sha); err != nil {
+			return err
+		}
+	}
+	if r.weak.gitDir {
+		// The weakened harness of the tests pushes by remote name, as git
+		// resolves it from the repository's configuration now.
+		push = r.opts.Remote
 	}
 	return r.push(ctx, push, display, ref+":"+ref, ref)
 }
@@ -80,27 +98,28 @@ func (r *Repo) Push(ctx context.Context, branch string) error {
 func (r *Repo) push(ctx context.Context, target, display, refspec, ref string) error {
 	args := []string{"push", "--porcelain", "--no-verify", "--no-signed", "--no-follow-tags",
 		"--recurse-submodules=no", "--end-of-options", target, refspec}
-	return r.remoteOp(ctx, "push", display, ref, args)
+	return r.remoteOp(ctx, withRepo, "push", display, ref, args)
 }
 
 // remoteOp runs a network git command with the token's credentials and
-// retries network failures.
-func (r *Repo) remoteOp(ctx context.Context, op, display, ref string, args []string) error {
-	call := gitCall{args: args}
-	if r.opts.Token != "" {
-		cleanup, cfg, err := r.credentials()
-		if err != nil {
-			return err
-		}
-		defer cleanup()
-		call.config = cfg
-	}
-	if sock := os.Getenv("SSH_AUTH_SOCK"); sock != "" {
-		call.env = append(call.env, "SSH_AUTH_SOCK="+sock)
-	}
+// retries network failures. A push runs withRepo (the history below the
+// loop's base may be in the repository's objects only; the remote hashes
+// what it receives); a fetch runs in the trusted store alone, so what it
+// brings is checked by index-pack and complete there.
+func (r *Repo) remoteOp(ctx context.Context, sc scope, op, display, ref string, args []string) error {
 	delay := r.retryDelay
 	for attempt := 1; ; attempt++ {
+		call := gitCall{scope: sc, bare: true, args: args}
+		cleanup := func() {}
+		if r.opts.Token != "" {
+			files, cfg, done, err := r.credentialHelper()
+			if err != nil {
+				return err
+			}
+			call.files, call.config, cleanup = files, cfg, done
+		}
 		res, err := r.git(ctx, call)
+		cleanup()
 		if err == nil {
 			return nil
 		}
@@ -120,35 +139,6 @@ func (r *Repo) remoteOp(ctx context.Context, op, display, ref string, args []str
 		delay *= 2
 	}
 }
-
-// credentials writes the token to a 0600 file in a private temporary
-// directory and returns command-scope configuration that makes git read it
-// through a credential helper (run by the shell, so a noexec TMPDIR does not
-// matter). Helpers configured elsewhere are disabled so none stores the
-// token, and http.extraheader values (actions/checkout persists one) are
-// reset so the token is what authenticates.
-func (r *Repo) credentials() (cleanup func(), cfg [][2]string, err error) {
-	dir, err := os.MkdirTemp("", "agent-loop-cred-")
-	if err != nil {
-		return nil, nil, fmt.Errorf("creating the credential directory: %w", err)
-	}
-	cleanup = func() { os.RemoveAll(dir) }
-	tok := filepath.Join(dir, "token")
-	if err := os.WriteFile(tok, []byte(r.opts.Token), 0o600); err != nil {
-		cleanup()
-		return nil, nil, fmt.Errorf("writing the credential file: %w", err)
-	}
-	helper := `!f() { test "$1" = get || exit 0; echo username=x-access-token; printf 'password='; cat ` +
-		shellQuote(tok) + `; echo; }; f`
-	cfg = [][2]string{{"credential.helper", ""}, {"credential.helper", helper}, {"credential.interactive", "false"},
-		{"core.askPass", ""}}
-	for _, k := range r.cfg.extraHeaders {
-		cfg = append(cfg, [2]string{k, ""})
-	}
-	return cleanup, cfg, nil
-}
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // classify maps git's push/fetch output to a PushError reason.
 func classify(out string) string {

@@ -3,7 +3,6 @@ package gitrepo
 import (
 	"errors"
 	"net/http"
-	"net/http/cgi"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -21,25 +20,8 @@ import (
 // not carry basic auth x-access-token:<token>.
 func httpRemote(t *testing.T, root, token string) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
-	execPath := runGit(t, root, "--exec-path")
-	backend := &cgi.Handler{
-		Path: filepath.Join(execPath, "git-http-backend"),
-		Dir:  root,
-		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1",
-			"GIT_CONFIG_GLOBAL=/dev/null", "REMOTE_USER=x-access-token"},
-	}
 	var denied atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		user, pass, ok := req.BasicAuth()
-		if !ok || user != "x-access-token" || pass != token {
-			denied.Add(1)
-			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
-			http.Error(w, "authentication required", http.StatusUnauthorized)
-			return
-		}
-		backend.ServeHTTP(w, req)
-	}))
-	t.Cleanup(srv.Close)
+	srv, _ := smartHTTP(t, "127.0.0.1:0", root, token, nil, func() { denied.Add(1) })
 	return srv, &denied
 }
 
@@ -256,6 +238,7 @@ func TestShallowClone(t *testing.T) {
 		t.Errorf("remote branch = %s, want %s", got, res.SHA)
 	}
 	runGit(t, bare, "fsck", "--strict", "--no-progress")
+	privGit(t, r, "fsck", "--strict", "--no-progress")
 	hist, err := r.History(ctx, "agent-loop/shallow", base)
 	if err != nil || len(hist) != 1 || hist[0].Trailers["Agent-Loop-Iteration"] != "1" {
 		t.Errorf("History in a shallow clone: %+v %v", hist, err)
@@ -292,8 +275,11 @@ func TestFetchBranch(t *testing.T) {
 	t.Parallel()
 	src := newWorkRepo(t, nil)
 	bare := newBare(t, src)
+	base := runGit(t, src, "rev-parse", "HEAD")
 	runGit(t, src, "checkout", "-q", "-b", "agent-loop/x")
 	runGit(t, src, "commit", "-q", "--allow-empty", "-m", "on the loop branch")
+	writeFiles(t, src, map[string]string{"src/app.go": "package app // iteration 2\n"})
+	runGit(t, src, "commit", "-q", "-am", "iteration 2")
 	runGit(t, src, "push", "-q", "origin", "agent-loop/x")
 	want := runGit(t, src, "rev-parse", "HEAD")
 
@@ -311,6 +297,16 @@ func TestFetchBranch(t *testing.T) {
 	if err := r.ResetTo(ctx, got); err != nil {
 		t.Fatal(err)
 	}
+	// A resume reads the loop's history and diffs from its base: both from
+	// the trusted store, which the fetch filled (checked by index-pack).
+	if hist, err := r.History(ctx, "agent-loop/x", base); err != nil || len(hist) != 2 || hist[1].SHA != want {
+		t.Errorf("History after the fetch: %+v %v", hist, err)
+	}
+	if d, err := r.Diff(ctx, base); err != nil || !strings.Contains(d, "iteration 2") {
+		t.Errorf("Diff from the base after the fetch: %v\n%s", err, d)
+	}
+	privGit(t, r, "fsck", "--strict", "--no-progress")
+	runGit(t, clone, "fsck", "--strict", "--no-progress")
 	if _, err := r.FetchBranch(ctx, "nope"); err == nil {
 		t.Error("FetchBranch of a branch that exists nowhere succeeded")
 	}

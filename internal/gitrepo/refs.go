@@ -1,6 +1,7 @@
 package gitrepo
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -14,62 +15,95 @@ import (
 	"github.com/aiwg/agent-loop/internal/crashpoint"
 )
 
-// Refs without a git process. The harness reads and moves its branch every
-// iteration; doing it the way git does (loose ref file, packed-refs, a
-// ref.lock created exclusively and renamed into place, a reflog line) saves
-// a process each time. Anything unusual is left to git.
+// Refs without a git process. The harness's refs live in its private git
+// directory (the recorded values); the repository's refs are a mirror the
+// harness moves with git's lock-file protocol (a ref.lock created
+// exclusively and renamed into place, a reflog line) and checks after
+// every agent run.
+
+// refDir is where refs are read and written: the repository (common dir,
+// its own git dir for HEAD, reflogs kept) or the private git directory.
+type refDir struct {
+	common, gitDir string
+	reflog         bool
+}
+
+// repoRefs is the repository's ref store.
+func (r *Repo) repoRefs() refDir {
+	return refDir{common: r.commonDir, gitDir: r.gitDir, reflog: true}
+}
+
+// privRefs is the private git directory's ref store.
+func (r *Repo) privRefs() refDir {
+	return refDir{common: r.p.gitDir(), gitDir: r.p.gitDir()}
+}
+
+// maxPackedRefs bounds the packed-refs file read in process.
+const maxPackedRefs = 64 << 20
 
 // readRef reads a ref: a loose ref file, else its packed-refs line. known is
-// false when git must decide (symbolic ref, symlink, malformed file); a
-// known ref that exists nowhere has sha "".
-func (r *Repo) readRef(ref string) (sha string, known bool) {
-	p, ok := r.refPath(ref)
+// false when the storage is unusual (symbolic ref, symlink, malformed file,
+// an oversized packed-refs); a known ref that exists nowhere has sha "".
+func (r *Repo) readRef(d refDir, ref string) (sha string, known bool) {
+	p, ok := refPath(d, ref)
 	if !ok {
 		return "", false
 	}
-	fi, err := os.Lstat(p)
+	b, err := readSmall(p, 128)
 	if err == nil {
-		if !fi.Mode().IsRegular() || fi.Size() > 128 {
-			return "", false
-		}
-		b, err := os.ReadFile(p)
 		v := strings.TrimSpace(string(b))
-		if err != nil || !isHex(v) || len(v) != 2*r.hashLen() {
+		if !isHex(v) || len(v) != 2*r.hashLen() {
 			return "", false
 		}
 		return v, true
 	}
-	if !errors.Is(err, fs.ErrNotExist) {
+	if fi, lerr := os.Lstat(p); lerr == nil || !errors.Is(lerr, fs.ErrNotExist) {
+		_ = fi
 		return "", false
 	}
-	packed := filepath.Join(r.commonDir, "packed-refs")
-	if fi, err := os.Lstat(packed); errors.Is(err, fs.ErrNotExist) {
+	f, err := os.OpenFile(filepath.Join(d.common, "packed-refs"), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
 		return "", true
-	} else if err != nil || !fi.Mode().IsRegular() {
-		return "", false
 	}
-	b, err := os.ReadFile(packed)
 	if err != nil {
 		return "", false
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, name, found := strings.Cut(line, " "); found && name == ref {
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxPackedRefs {
+		return "", false
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 4096), 4096)
+	for sc.Scan() {
+		if v, name, found := strings.Cut(sc.Text(), " "); found && name == ref {
 			if !isHex(v) || len(v) != 2*r.hashLen() {
 				return "", false
 			}
 			return v, true
 		}
 	}
+	if sc.Err() != nil {
+		return "", false
+	}
 	return "", true
+}
+
+// readRepoRef reads a ref of the repository.
+func (r *Repo) readRepoRef(ref string) (string, bool) { return r.readRef(r.repoRefs(), ref) }
+
+// readPrivRef reads a ref of the private git directory ("" when absent).
+func (r *Repo) readPrivRef(ref string) string {
+	v, _ := r.readRef(r.privRefs(), ref)
+	return v
 }
 
 // refPath is the loose file of ref, provided no directory on the way is a
 // symlink (a planted symlink would redirect the write).
-func (r *Repo) refPath(ref string) (string, bool) {
+func refPath(d refDir, ref string) (string, bool) {
 	if !validRefName(ref) || !strings.HasPrefix(ref, "refs/") {
 		return "", false
 	}
-	dir := r.commonDir
+	dir := d.common
 	comps := strings.Split(ref, "/")
 	for _, c := range comps[:len(comps)-1] {
 		dir = filepath.Join(dir, c)
@@ -81,74 +115,94 @@ func (r *Repo) refPath(ref string) (string, bool) {
 			return "", false
 		}
 	}
-	return filepath.Join(r.commonDir, filepath.FromSlash(ref)), true
+	return filepath.Join(d.common, filepath.FromSlash(ref)), true
 }
 
-// refValue returns the commit ref points at ("" when it does not exist),
-// without a process when the ref is plain.
-func (r *Repo) refValue(ctx context.Context, ref string) (string, error) {
-	if v, ok := r.readRef(ref); ok {
-		return v, nil
+// writePrivateRef sets a ref of the private git directory.
+func writePrivateRef(p *private, ref, sha string) error {
+	path := filepath.Join(p.gitDir(), filepath.FromSlash(ref))
+	if !validRefName(ref) || !strings.HasPrefix(ref, "refs/") {
+		return fmt.Errorf("ref %q is not valid", ref)
 	}
-	return r.resolve(ctx, ref)
-}
-
-// moveRef moves ref from old ("" = must not exist) to sha, in process when
-// the ref is plain, else with git update-ref.
-func (r *Repo) moveRef(ctx context.Context, ref, sha, old, msg string) error {
-	done, err := r.updateRef(ref, sha, old, msg)
-	if err == nil && !done {
-		if old == "" {
-			old = r.zeroOID()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("recording %s: %w", ref, err)
+	}
+	if sha == "" {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("recording %s: %w", ref, err)
 		}
-		_, err = r.git(ctx, gitCall{args: []string{"update-ref", "-m", msg, ref, sha, old}})
+		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("moving %s to %.12s: %w", ref, sha, err)
+	if err := writeEntry(path, &entry{mode: 0o600, data: []byte(sha + "\n")}); err != nil {
+		return fmt.Errorf("recording %s: %w", ref, err)
 	}
 	return nil
 }
 
-// updateRef moves ref from oldSHA ("" = must not exist) to newSHA like
-// `git update-ref -m msg ref new old`. done is false when git should do it
-// instead (unusual ref storage, a lock held).
-func (r *Repo) updateRef(ref, newSHA, oldSHA, msg string) (done bool, err error) {
-	p, ok := r.refPath(ref)
+// setPrivRef records ref = sha in the private git directory.
+func (r *Repo) setPrivRef(ref, sha string) error { return writePrivateRef(r.p, ref, sha) }
+
+// updateRef moves ref from oldSHA ("" = must not exist) to newSHA in the
+// repository like `git update-ref -m msg ref new old`, in process. A lock
+// another process holds, a ref that moved, or storage the harness cannot
+// write safely (a symlink on the way) is an error.
+func (r *Repo) updateRef(ref, newSHA, oldSHA, msg string) error {
+	d := r.repoRefs()
+	p, ok := refPath(d, ref)
 	if !ok {
-		return false, nil
+		return fmt.Errorf("%s cannot be written safely (a symlink or a file where git keeps its directories): "+
+			"repair .git/refs and resume", ref)
 	}
-	cur, ok := r.readRef(ref)
-	if !ok {
-		return false, nil
-	}
-	if cur != oldSHA {
-		return true, fmt.Errorf("%s is at %q, expected %q: it moved concurrently", ref, cur, oldSHA)
+	cur, known := r.readRef(d, ref)
+	if known && cur != oldSHA {
+		return fmt.Errorf("%s is at %q, expected %q: it moved concurrently", ref, cur, oldSHA)
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return false, nil
+		return fmt.Errorf("updating %s: %w", ref, err)
+	}
+	if !known {
+		// A symbolic ref, a symlink or a malformed file where the branch
+		// should be: the recorded value replaces it.
+		if err := os.RemoveAll(p); err != nil {
+			return fmt.Errorf("updating %s: %w", ref, err)
+		}
 	}
 	lock := p + ".lock"
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
-		return false, nil // held or unwritable: git reports it properly
+		return fmt.Errorf("updating %s: cannot lock it (%w): another git process holds %s; wait for it or remove the stale lock", ref, err, lock)
 	}
-	_, werr := f.WriteString(newSHA + "\n")
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	crashpoint.Hit("ref-locked")
-	if now, ok := r.readRef(ref); werr == nil && (!ok || now != oldSHA) {
-		werr = fmt.Errorf("%s moved while it was locked", ref)
-	}
-	if werr == nil {
-		werr = os.Rename(lock, p)
+	var werr error
+	if newSHA == "" {
+		f.Close()
+		werr = os.Remove(p)
+		if errors.Is(werr, fs.ErrNotExist) {
+			werr = nil
+		}
+		os.Remove(lock)
+	} else {
+		_, werr = f.WriteString(newSHA + "\n")
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		crashpoint.Hit("ref-locked")
+		if now, ok := r.readRef(d, ref); werr == nil && ok && now != oldSHA && known {
+			werr = fmt.Errorf("%s moved while it was locked", ref)
+		}
+		if werr == nil {
+			werr = os.Rename(lock, p)
+		}
+		if werr != nil {
+			os.Remove(lock)
+		}
 	}
 	if werr != nil {
-		os.Remove(lock)
-		return true, fmt.Errorf("updating %s: %w", ref, werr)
+		return fmt.Errorf("updating %s: %w", ref, werr)
 	}
-	r.appendReflog(ref, oldSHA, newSHA, msg)
-	return true, nil
+	if newSHA != "" {
+		r.appendReflog(ref, oldSHA, newSHA, msg)
+	}
+	return nil
 }
 
 // staleLockAge is how old a lock on the harness's own branch must be before
@@ -163,7 +217,7 @@ const staleLockAge = 2 * time.Second
 // or a git maintenance command's (pack-refs holds it for milliseconds): a
 // lock younger than staleLockAge is waited for first.
 func (r *Repo) clearStaleRefLock(ctx context.Context, ref string) error {
-	p, ok := r.refPath(ref)
+	p, ok := refPath(r.repoRefs(), ref)
 	if !ok {
 		return nil
 	}
@@ -196,7 +250,8 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// appendReflog records a ref update as git does (best effort, like git).
+// appendReflog records a ref update in the repository as git does (best
+// effort, like git).
 func (r *Repo) appendReflog(ref, oldSHA, newSHA, msg string) {
 	if oldSHA == "" {
 		oldSHA = r.zeroOID()
@@ -209,7 +264,7 @@ func (r *Repo) appendReflog(ref, oldSHA, newSHA, msg string) {
 	if l := filepath.Join(r.commonDir, "logs", filepath.FromSlash(ref)); strings.HasPrefix(ref, "refs/heads/") || fileExists(l) {
 		logs = append(logs, l)
 	}
-	if b, err := os.ReadFile(filepath.Join(r.gitDir, "HEAD")); err == nil && strings.TrimSpace(string(b)) == "ref: "+ref {
+	if b, err := readSmall(filepath.Join(r.gitDir, "HEAD"), 4096); err == nil && strings.TrimSpace(string(b)) == "ref: "+ref {
 		logs = append(logs, filepath.Join(r.gitDir, "logs", "HEAD"))
 	}
 	for _, l := range logs {
@@ -219,7 +274,7 @@ func (r *Repo) appendReflog(ref, oldSHA, newSHA, msg string) {
 		if err := os.MkdirAll(filepath.Dir(l), 0o755); err != nil {
 			continue
 		}
-		f, err := os.OpenFile(l, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+		f, err := os.OpenFile(l, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
 		if err != nil {
 			continue
 		}

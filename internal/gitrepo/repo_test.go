@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -570,4 +572,128 @@ func TestPackedRefsAndHeldLock(t *testing.T) {
 		t.Errorf("parent %s, want %s", p, one.SHA)
 	}
 	runGit(t, dir, "fsck", "--strict", "--no-progress")
+}
+
+// TestLinkedWorktree: a loop in a linked worktree (`git worktree add`)
+// mirrors its branch into the common directory and its HEAD and index into
+// the worktree's own git directory.
+func TestLinkedWorktree(t *testing.T) {
+	t.Parallel()
+	main := newWorkRepo(t, nil)
+	bare := newBare(t, main)
+	wt := filepath.Join(t.TempDir(), "linked")
+	runGit(t, main, "worktree", "add", "-q", "-b", "feature", wt)
+	e := openProbe(t, wt, bare, weakness{}, Options{})
+	writeFiles(t, wt, map[string]string{"src/app.go": "package app // linked\n"})
+	e.judge(t)
+	res := e.publish(t, map[string]string{"src/app.go": "package app // linked\n"})
+	if got := runGit(t, main, "rev-parse", "refs/heads/loop"); got != res.SHA {
+		t.Errorf("the common directory's loop = %s, want %s", got, res.SHA)
+	}
+	if st := runGit(t, wt, "status", "--porcelain"); st != "" {
+		t.Errorf("git status in the linked worktree:\n%s", st)
+	}
+	if b := runGit(t, main, "symbolic-ref", "HEAD"); b != "refs/heads/main" {
+		t.Errorf("the main worktree's HEAD moved to %s", b)
+	}
+	if b := runGit(t, main, "rev-parse", "feature"); b != e.base {
+		t.Errorf("the user's branch feature moved to %s", b)
+	}
+	runGit(t, main, "fsck", "--strict", "--no-progress")
+}
+
+// TestPrivateDirChecked: the private directory must be the harness's
+// alone: not inside the work tree, not writable by others, not another
+// repository's.
+func TestPrivateDirChecked(t *testing.T) {
+	t.Parallel()
+	dir := newWorkRepo(t, nil)
+	for name, priv := range map[string]string{
+		"inside the work tree": filepath.Join(dir, ".aiwg", "private"),
+	} {
+		if _, err := Open(dir, Options{PrivateDir: priv}); err == nil || !strings.Contains(err.Error(), "inside the work tree") {
+			t.Errorf("%s: Open = %v", name, err)
+		}
+	}
+	open := filepath.Join(t.TempDir(), "open")
+	os.MkdirAll(open, 0o777)
+	os.Chmod(open, 0o777)
+	if _, err := Open(dir, Options{PrivateDir: open}); err == nil || !strings.Contains(err.Error(), "chmod 700") {
+		t.Errorf("a world-writable private directory: %v", err)
+	}
+	priv := filepath.Join(t.TempDir(), "private")
+	r := openRepo(t, dir, Options{PrivateDir: priv})
+	if _, _, err := r.Head(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	other := newWorkRepo(t, nil)
+	if _, err := Open(other, Options{PrivateDir: priv}); err == nil || !strings.Contains(err.Error(), "belongs to the repository") {
+		t.Errorf("another repository's private directory: %v", err)
+	}
+	// Reopened (a resume), it keeps what it recorded: the harness's HEAD,
+	// the loop branch. The user's branch, which the user may have moved
+	// between runs, is recorded where it is now, and said.
+	if err := r.StartBranch(ctxT(t), "loop", "main"); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, map[string]string{"src/app.go": "package app // one\n"})
+	one, err := r.Commit(ctxT(t), loop.CommitRequest{Subject: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, dir, "checkout", "-q", "main")
+	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "the user's own work")
+	users := runGit(t, dir, "rev-parse", "main")
+	runGit(t, dir, "update-ref", "refs/heads/loop", users)
+	r2 := openRepo(t, dir, Options{PrivateDir: priv})
+	if b, sha, err := r2.Head(ctxT(t)); err != nil || b != "loop" || sha != one.SHA {
+		t.Errorf("reopened private directory: Head = %q %s, %v; want the recorded loop at %s", b, sha, err, one.SHA)
+	}
+	if got := runGit(t, dir, "rev-parse", "main"); got != users {
+		t.Errorf("the user's commit on main was undone: main = %s, want %s", got, users)
+	}
+	if got := runGit(t, dir, "rev-parse", "loop"); got != one.SHA {
+		t.Errorf("the loop branch was not put back: %s, want %s", got, one.SHA)
+	}
+	kinds := map[string]string{}
+	for _, n := range r2.Notices() {
+		kinds[n.Path] = n.Kind
+	}
+	if kinds["refs/heads/main"] != NoticeBranchRerecorded || kinds["refs/heads/loop"] != NoticeBranchRestored {
+		t.Errorf("notices = %v", kinds)
+	}
+}
+
+// TestAbandonedTempDirsRemoved: the temporary private directory of a
+// harness process that is gone (killed, or never Closed) is removed by the
+// next one; a live process's is kept.
+func TestAbandonedTempDirsRemoved(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(tmp, tempPrefix+strconv.Itoa(gone.Process.Pid)+"-1")
+	live := filepath.Join(tmp, tempPrefix+"1-2") // pid 1 is alive
+	for _, d := range []string{dead, live} {
+		writeFiles(t, d, map[string]string{"trusted-git/trust.json": "{}"})
+	}
+	dir := newWorkRepo(t, nil)
+	r := openRepo(t, dir, Options{})
+	if _, _, err := r.Head(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if fileExists(dead) {
+		t.Error("the dead process's private directory is still there")
+	}
+	if !fileExists(live) {
+		t.Error("a live process's private directory was removed")
+	}
+	if err := r.Close(); err != nil || fileExists(r.opts.PrivateDir) {
+		t.Errorf("Close: %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, tempPrefix+strconv.Itoa(os.Getpid())+"-*")); len(left) != 0 {
+		t.Errorf("Close left %v", left)
+	}
 }

@@ -21,9 +21,11 @@ import (
 
 // The durable state ref. Every iteration the engine commits the loop state
 // (state.json, checkpoints) on a private ref such as refs/agent-loop/<id>:
-// a tree built directly in the object store from the given bytes (the work
+// a tree built directly in the trusted store from the given bytes (the work
 // tree is never involved), parent = the ref's previous value, then pushed.
-// A re-run on a fresh runner reads it back with FetchRef.
+// The ref lives in the private git directory only: the agent cannot point
+// it at a state of its own. A re-run on a fresh runner reads it back from
+// the remote with FetchRef.
 
 // PushRef commits files on ref (parent: the ref's previous value, fetched
 // from the remote first when the ref is not known locally) and pushes it,
@@ -48,11 +50,7 @@ func (r *Repo) PushRef(ctx context.Context, ref string, files map[string][]byte,
 	if err := r.begin(ctx); err != nil {
 		return "", err
 	}
-	parent, err := r.refValue(ctx, ref)
-	if err != nil {
-		return "", err
-	}
-	local := parent
+	parent := r.readPrivRef(ref)
 	fetchURL, pushURL, display, hasRemote := r.remoteURLs()
 	if parent == "" && hasRemote {
 		remote, err := r.fetchRef(ctx, fetchURL, display, ref)
@@ -60,6 +58,9 @@ func (r *Repo) PushRef(ctx context.Context, ref string, files map[string][]byte,
 			return "", err
 		}
 		parent = remote
+	}
+	if err := r.ensureTrusted(ctx, parent); err != nil {
+		return "", err
 	}
 	var sha string
 	if r.goGit {
@@ -70,7 +71,10 @@ func (r *Repo) PushRef(ctx context.Context, ref string, files map[string][]byte,
 	if err != nil {
 		return "", fmt.Errorf("writing the state commit for %s: %w", ref, err)
 	}
-	if err := r.moveRef(ctx, ref, sha, local, "agent-loop: state"); err != nil {
+	if err := r.setPrivRef(ref, sha); err != nil {
+		return "", err
+	}
+	if err := r.p.markTrusted(sha); err != nil {
 		return "", err
 	}
 	if !hasRemote {
@@ -92,10 +96,7 @@ func (r *Repo) FetchRef(ctx context.Context, ref string) (map[string][]byte, str
 	if err := r.begin(ctx); err != nil {
 		return nil, "", err
 	}
-	local, err := r.refValue(ctx, ref)
-	if err != nil {
-		return nil, "", err
-	}
+	local := r.readPrivRef(ref)
 	chosen := local
 	if fetchURL, _, display, ok := r.remoteURLs(); ok {
 		remote, err := r.fetchRef(ctx, fetchURL, display, ref)
@@ -106,7 +107,7 @@ func (r *Repo) FetchRef(ctx context.Context, ref string) (map[string][]byte, str
 			return nil, "", err
 		}
 		if chosen != local {
-			if err := r.moveRef(ctx, ref, chosen, local, "agent-loop: fetched state"); err != nil {
+			if err := r.setPrivRef(ref, chosen); err != nil {
 				return nil, "", err
 			}
 		}
@@ -114,7 +115,13 @@ func (r *Repo) FetchRef(ctx context.Context, ref string) (map[string][]byte, str
 	if chosen == "" {
 		return nil, "", fmt.Errorf("%s: %w", ref, ErrNoRef)
 	}
+	// A fetch takes from the repository's objects what they already hold:
+	// the state is read from the trusted store once checked into it.
+	if err := r.ensureTrusted(ctx, chosen); err != nil {
+		return nil, "", fmt.Errorf("reading %s at %.12s: %w", ref, chosen, err)
+	}
 	var files map[string][]byte
+	var err error
 	if r.goGit {
 		files, err = r.readStateGoGit(chosen)
 	} else {
@@ -126,13 +133,13 @@ func (r *Repo) FetchRef(ctx context.Context, ref string) (map[string][]byte, str
 	return files, chosen, nil
 }
 
-// fetchRef fetches the remote's ref into the object store and returns its
+// fetchRef fetches the remote's ref into the trusted store and returns its
 // commit ("" when the remote does not have it).
 func (r *Repo) fetchRef(ctx context.Context, fetchURL, display, ref string) (string, error) {
 	tmp := "refs/agent-loop-fetch/" + strings.TrimPrefix(ref, "refs/")
 	args := []string{"fetch", "-q", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--no-auto-gc",
 		"--end-of-options", fetchURL, "+" + ref + ":" + tmp}
-	err := r.remoteOp(ctx, "fetch", display, ref, args)
+	err := r.remoteOp(ctx, trusted, "fetch", display, ref, args)
 	var pe *PushError
 	if errors.As(err, &pe) {
 		var ge *GitError
@@ -143,11 +150,16 @@ func (r *Repo) fetchRef(ctx context.Context, fetchURL, display, ref string) (str
 	if err != nil {
 		return "", err
 	}
-	sha, err := r.resolve(ctx, tmp)
-	if err != nil {
-		return "", err
+	sha := r.readPrivRef(tmp)
+	if sha == "" {
+		// Stored some other way (a packed ref): ask git.
+		res, err := r.git(ctx, gitCall{bare: true, args: []string{"rev-parse", "-q", "--verify", "--end-of-options", tmp}, okCodes: []int{1}})
+		if err != nil {
+			return "", err
+		}
+		sha = firstLine(res.stdout)
 	}
-	if _, err := r.git(ctx, gitCall{args: []string{"update-ref", "-d", tmp}}); err != nil {
+	if err := writePrivateRef(r.p, tmp, ""); err != nil {
 		return "", err
 	}
 	return sha, nil
@@ -162,7 +174,7 @@ func (r *Repo) newest(ctx context.Context, local, remote string) (string, error)
 		return remote, nil
 	}
 	for _, c := range [][2]string{{local, remote}, {remote, local}} {
-		res, err := r.git(ctx, gitCall{args: []string{"merge-base", "--is-ancestor", c[0], c[1]}, okCodes: []int{1}})
+		res, err := r.git(ctx, gitCall{scope: withRepo, args: []string{"merge-base", "--is-ancestor", c[0], c[1]}, okCodes: []int{1}})
 		if err != nil {
 			return "", err
 		}
@@ -170,7 +182,7 @@ func (r *Repo) newest(ctx context.Context, local, remote string) (string, error)
 			return c[1], nil
 		}
 	}
-	res, err := r.git(ctx, gitCall{args: []string{"show", "-s", "--format=%ct", local, remote, "--"}})
+	res, err := r.git(ctx, gitCall{scope: withRepo, args: []string{"show", "-s", "--format=%ct", local, remote, "--"}})
 	if err != nil {
 		return "", err
 	}
@@ -259,10 +271,10 @@ type objectWriter interface {
 	SetEncodedObject(plumbing.EncodedObject) (plumbing.Hash, error)
 }
 
-// objectStore is go-git's object database of the repository (no
+// objectStore is go-git's object database of the trusted store (no
 // configuration is read).
 func (r *Repo) objectStore() *filesystem.Storage {
-	return filesystem.NewStorage(osfs.New(r.commonDir), cache.NewObjectLRUDefault())
+	return filesystem.NewStorage(osfs.New(r.p.gitDir()), cache.NewObjectLRUDefault())
 }
 
 // writeStateGoGit writes blobs, trees and the commit with go-git.
@@ -359,7 +371,7 @@ func (r *Repo) writeStateFastImport(ctx context.Context, files map[string][]byte
 		b.WriteString("\n")
 	}
 	b.WriteString("\nget-mark :1\ndone\n")
-	res, err := r.git(ctx, gitCall{args: []string{"fast-import", "--quiet", "--force", "--date-format=raw", "--cat-blob-fd=1"},
+	res, err := r.git(ctx, gitCall{bare: true, args: []string{"fast-import", "--quiet", "--force", "--date-format=raw", "--cat-blob-fd=1"},
 		stdin: &b})
 	if err != nil {
 		return "", err
@@ -368,7 +380,7 @@ func (r *Repo) writeStateFastImport(ctx context.Context, files map[string][]byte
 	if !isHex(sha) {
 		return "", fmt.Errorf("git fast-import printed %q, not a commit id", sha)
 	}
-	if _, err := r.git(ctx, gitCall{args: []string{"update-ref", "-d", scratch}}); err != nil {
+	if _, err := r.git(ctx, gitCall{bare: true, args: []string{"update-ref", "-d", scratch}}); err != nil {
 		return "", err
 	}
 	return sha, nil
@@ -407,7 +419,7 @@ func (r *Repo) readStateGoGit(sha string) (map[string][]byte, error) {
 // readStateCLI reads the regular files of commit sha with ls-tree and
 // cat-file --batch.
 func (r *Repo) readStateCLI(ctx context.Context, sha string) (map[string][]byte, error) {
-	res, err := r.git(ctx, gitCall{args: []string{"ls-tree", "-r", "-z", "--full-tree", sha}})
+	res, err := r.git(ctx, gitCall{bare: true, args: []string{"ls-tree", "-r", "-z", "--full-tree", sha}})
 	if err != nil {
 		return nil, err
 	}
@@ -424,7 +436,7 @@ func (r *Repo) readStateCLI(ctx context.Context, sha string) (map[string][]byte,
 	if len(oids) == 0 {
 		return out, nil
 	}
-	res, err = r.git(ctx, gitCall{args: []string{"cat-file", "--batch"},
+	res, err = r.git(ctx, gitCall{bare: true, args: []string{"cat-file", "--batch"},
 		stdin: strings.NewReader(strings.Join(oids, "\n") + "\n")})
 	if err != nil {
 		return nil, err

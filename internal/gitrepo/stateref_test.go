@@ -36,18 +36,24 @@ func TestStateRefRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p := runGit(t, dir, "rev-parse", sha2+"^"); p != sha1 {
+			// The state lives in the harness's private git directory, not
+			// in the agent-writable .git.
+			if p := privGit(t, r, "rev-parse", sha2+"^"); p != sha1 {
 				t.Errorf("parent of the second state commit = %s, want %s", p, sha1)
 			}
 			if got := runGit(t, bare, "rev-parse", ref); got != sha2 {
 				t.Errorf("remote %s = %s, want %s", ref, got, sha2)
 			}
 			runGit(t, dir, "fsck", "--strict", "--no-progress")
-			tree := runGit(t, dir, "ls-tree", "-r", "--name-only", sha2)
+			privGit(t, r, "fsck", "--strict", "--no-progress")
+			if out, err := runGitErr(dir, nil, "rev-parse", "--verify", "-q", ref); err == nil {
+				t.Errorf("the state ref is in the agent-writable .git: %s", out)
+			}
+			tree := privGit(t, r, "ls-tree", "-r", "--name-only", sha2)
 			if d := cmp.Diff("a b/c d.txt\ncheckpoints/iteration-001.json.gz\ncheckpoints/iteration-002.json.gz\nstate.json", tree); d != "" {
 				t.Errorf("state tree (-want +got):\n%s", d)
 			}
-			if got := runGit(t, dir, "cat-file", "blob", sha2+":state.json"); got != `{"iteration":2}` {
+			if got := privGit(t, r, "cat-file", "blob", sha2+":state.json"); got != `{"iteration":2}` {
 				t.Errorf("state.json blob = %q", got)
 			}
 			// The work tree and index never see the state.
@@ -76,17 +82,18 @@ func TestStateRefRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p := runGit(t, fresh, "rev-parse", sha3+"^"); p != sha2 {
+			if p := privGit(t, r2, "rev-parse", sha3+"^"); p != sha2 {
 				t.Errorf("the fresh runner's state commit has parent %s, want %s", p, sha2)
 			}
 			got, gotSHA, err = r.FetchRef(ctx, ref)
 			if err != nil {
 				t.Fatal(err)
 			}
+			privGit(t, r2, "fsck", "--strict", "--no-progress")
 			if gotSHA != sha3 || string(got["state.json"]) != `{"iteration":3}` {
 				t.Errorf("FetchRef after the other runner pushed: %s %q", gotSHA, got)
 			}
-			if local := runGit(t, dir, "rev-parse", ref); local != sha3 {
+			if local := privGit(t, r, "rev-parse", ref); local != sha3 {
 				t.Errorf("local ref not moved to the newest state: %s", local)
 			}
 		})
@@ -126,7 +133,10 @@ func TestStateRefLocalOnlyAndErrors(t *testing.T) {
 	}
 }
 
-func TestWorktreeConfigFallback(t *testing.T) {
+// TestWorktreeConfig: a repository with extensions.worktreeConfig (what
+// actions/checkout's sparse-checkout sets) works; go-git never opens it
+// (it only writes into the trusted store), so no fallback is reported.
+func TestWorktreeConfig(t *testing.T) {
 	t.Parallel()
 	dir := newWorkRepo(t, map[string]string{"a/x.txt": "a\n", "b/y.txt": "b\n"})
 	newBare(t, dir)
@@ -134,9 +144,8 @@ func TestWorktreeConfigFallback(t *testing.T) {
 	runGit(t, dir, "config", "--worktree", "core.sparseCheckout", "false")
 	ctx := ctxT(t)
 	r := openRepo(t, dir, Options{})
-	info := r.Info()
-	if len(info.Fallback) == 0 || !strings.Contains(info.Fallback[0], "worktreeConfig") {
-		t.Fatalf("Info().Fallback = %q, want the worktreeConfig reason", info.Fallback)
+	if info := r.Info(); len(info.Fallback) != 0 {
+		t.Fatalf("Info().Fallback = %q, want none", info.Fallback)
 	}
 	_, base, _ := r.Head(ctx)
 	if err := r.StartBranch(ctx, "loop", base); err != nil {
@@ -169,5 +178,48 @@ func TestWorktreeConfigFallback(t *testing.T) {
 	}
 	if out := runGit(t, dir, "config", "--worktree", "--list"); strings.Contains(out, "filter.wt") {
 		t.Errorf("config.worktree not restored:\n%s", out)
+	}
+}
+
+// TestSHA256Repository: a SHA-256 repository works end to end (the
+// trusted store uses its object format; commits and the state ref are
+// written by the git CLI, go-git v5 reading SHA-1 only), and a forged
+// object is refused by the import there too.
+func TestSHA256Repository(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "work")
+	runGit(t, t.TempDir(), "init", "-q", "--object-format=sha256", "-b", "main", dir)
+	writeFiles(t, dir, map[string]string{"a.txt": "a\n", "t_test.go": "package t\n// assert\n"})
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", "init")
+	bare := filepath.Join(t.TempDir(), "remote.git")
+	runGit(t, t.TempDir(), "init", "-q", "--bare", "--object-format=sha256", bare)
+	runGit(t, dir, "remote", "add", "origin", bare)
+	runGit(t, dir, "push", "-q", "origin", "main")
+	e := openProbe(t, dir, bare, weakness{}, Options{})
+	if e.r.goGit || len(e.r.Info().Fallback) == 0 {
+		t.Errorf("go-git used on a SHA-256 repository: %v", e.r.Info())
+	}
+	writeFiles(t, dir, map[string]string{"t_test.go": "package t\n"})
+	if d := e.judge(t); !strings.Contains(d, "-// assert") {
+		t.Errorf("diff:\n%s", d)
+	}
+	e.publish(t, map[string]string{"t_test.go": "package t\n"})
+	files := map[string][]byte{"state.json": []byte("{}")}
+	sha, err := e.r.PushRef(e.ctx, "refs/agent-loop/sha256", files, "state")
+	if err != nil || len(sha) != 64 {
+		t.Fatalf("PushRef: %q %v", sha, err)
+	}
+	got, _, err := e.r.FetchRef(e.ctx, "refs/agent-loop/sha256")
+	if err != nil || !cmp.Equal(got, files) {
+		t.Errorf("FetchRef: %v %v", got, err)
+	}
+	// A fresh harness on the same repository after the agent forged the
+	// base's blob refuses it.
+	blob := runGit(t, dir, "rev-parse", e.base+":a.txt")
+	forgeLoose(t, filepath.Join(dir, ".git", "objects"), blob, "blob", []byte("forged\n"))
+	r2 := openRepo(t, dir, Options{})
+	if err := r2.StartBranch(e.ctx, "other", e.base); !errors.Is(err, ErrForgedObject) {
+		t.Errorf("StartBranch on a forged SHA-256 store: %v, want ErrForgedObject", err)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/spec"
+	"github.com/aiwg/agent-loop/internal/state"
 )
 
 // Runner runs the criterion once (loop.Verifier satisfies it; the
@@ -18,66 +20,29 @@ type Runner interface {
 	Check(ctx context.Context, req loop.CheckRequest) (loop.CheckResult, error)
 }
 
-// Run is one criterion run, for the report: what ran, why, how long.
-type Run struct {
-	// Kind: "focused", "full", "confirmation", "held-out", "held-out
-	// control", "held-out again".
-	Kind     string        `json:"kind"`
-	Command  string        `json:"command"`
-	Why      string        `json:"why"`
-	Duration time.Duration `json:"duration"`
-	Passed   bool          `json:"passed"`
-	ExitCode int           `json:"exit_code"`
-}
+// Result is what the held-out check found: the engine's data type, so the
+// judge and the report read it as it is.
+type Result = loop.HeldOut
 
 // Verdict is the held-out check's answer.
-type Verdict string
+type Verdict = loop.HeldOutVerdict
 
-// The verdicts.
+// The verdicts (see loop.HeldOutVerdict).
 const (
-	// NotNeeded: the iteration changed product source only (or its check
-	// failed): nothing to hold out.
-	NotNeeded Verdict = "not-needed"
-	// Passed: the original tests pass with the iteration's product source;
-	// its other edits are reported and do not veto.
-	Passed Verdict = "passed"
-	// Failed: the iteration's pass depended on its edits to tests or their
-	// machinery.
-	Failed Verdict = "failed"
-	// Inconclusive: the iteration's own tree did not pass in the scratch
-	// setup either (a dependency the scratch tree lacks), or the held-out
-	// run flipped: reported for a person, no veto.
-	Inconclusive Verdict = "inconclusive"
+	NotNeeded    = loop.HeldOutNotNeeded
+	Passed       = loop.HeldOutPassed
+	Failed       = loop.HeldOutFailed
+	Inconclusive = loop.HeldOutInconclusive
 )
-
-// Result is what the held-out check found.
-type Result struct {
-	Verdict Verdict
-	// Reason says the verdict in a sentence for the report.
-	Reason string
-	// Changes are the paths where the held-out tree differs from the
-	// iteration's: what the agent changed besides product source.
-	Changes []Change
-	// HeldOut is the run on the held-out tree (the last one, when it ran
-	// twice); Control the run on the iteration's own tree in the same
-	// scratch setup (only after a held-out failure).
-	HeldOut *loop.CheckResult
-	Control *loop.CheckResult
-	Runs    []Run
-	// TaskEditsTests is copied from the request: a failure is then a
-	// warning for a person.
-	TaskEditsTests bool
-}
 
 // Request is one held-out check.
 type Request struct {
 	// Base is the baseline commit (or tree); Iteration the iteration's
 	// staged tree (or commit), both in the trusted object store.
 	Base, Iteration string
-	// Deps is the criterion with what it depends on (Command is run).
-	Deps CriterionDeps
-	// Workdir is the criterion's directory, relative to the root.
-	Workdir string
+	// Criterion is the loop's criterion: its Command is run in its
+	// Workdir; what it depends on decides what is restored.
+	Criterion spec.Criterion
 	// WorkTree is the repository's work tree (dependencies are linked
 	// from it).
 	WorkTree string
@@ -117,11 +82,13 @@ type Checker struct {
 // and the held-out tree must fail again (else the tests are flaky).
 func (c *Checker) Check(ctx context.Context, req Request) (Result, error) {
 	res := Result{TaskEditsTests: req.TaskEditsTests}
-	plan, err := MakePlan(ctx, c.Objects, req.Base, req.Iteration, req.Deps)
+	plan, err := MakePlan(ctx, c.Objects, req.Base, req.Iteration, req.Criterion)
 	if err != nil {
 		return res, fmt.Errorf("planning the held-out tree: %w", err)
 	}
-	res.Changes = plan.Changes
+	for _, ch := range plan.Changes {
+		res.Changes = append(res.Changes, loop.HeldOutChange{Path: ch.Path, Kind: string(ch.Class.Kind), Reason: ch.Class.Reason, Action: ch.Action})
+	}
 	if !plan.Needed() {
 		res.Verdict = NotNeeded
 		res.Reason = "the change touches product source only"
@@ -154,19 +121,19 @@ func (c *Checker) Check(ctx context.Context, req Request) (Result, error) {
 		return res, fmt.Errorf("writing the held-out tree: %w", err)
 	}
 	why := "the change touches " + describeChanges(plan.Changes)
-	held, run, err := c.run(ctx, req, heldDir, "held-out", why)
+	held, run, err := c.run(ctx, req, heldDir, state.RunHeldOut, why)
 	if err != nil {
 		return res, err
 	}
 	res.Runs = append(res.Runs, run)
-	res.HeldOut = &held
+	res.Run = &held
 	if held.Passed {
 		res.Verdict = Passed
 		res.Reason = "the original tests pass with the iteration's product source alone"
 		return res, nil
 	}
 	// Control: the iteration's own tree, built and run the same way.
-	ctrlPlan, err := MakePlan(ctx, c.Objects, req.Iteration, req.Iteration, req.Deps)
+	ctrlPlan, err := MakePlan(ctx, c.Objects, req.Iteration, req.Iteration, req.Criterion)
 	if err != nil {
 		return res, fmt.Errorf("planning the control tree: %w", err)
 	}
@@ -175,7 +142,7 @@ func (c *Checker) Check(ctx context.Context, req Request) (Result, error) {
 	if err := ctrlPlan.Build(ctx, c.Objects, opts); err != nil {
 		return res, fmt.Errorf("writing the control tree: %w", err)
 	}
-	ctrl, run, err := c.run(ctx, req, ctrlDir, "held-out control", "the held-out run failed: does the iteration's own tree pass outside the work tree?")
+	ctrl, run, err := c.run(ctx, req, ctrlDir, state.RunHeldOutControl, "the held-out run failed: does the iteration's own tree pass outside the work tree?")
 	if err != nil {
 		return res, err
 	}
@@ -187,7 +154,7 @@ func (c *Checker) Check(ctx context.Context, req Request) (Result, error) {
 			"): the scratch tree lacks something the work tree has, so the held-out failure proves nothing"
 		return res, nil
 	}
-	again, run, err := c.run(ctx, req, heldDir, "held-out again", "the held-out run failed and the control passed: once more, to rule out a flaky test")
+	again, run, err := c.run(ctx, req, heldDir, state.RunHeldOutAgain, "the held-out run failed and the control passed: once more, to rule out a flaky test")
 	if err != nil {
 		return res, err
 	}
@@ -197,31 +164,28 @@ func (c *Checker) Check(ctx context.Context, req Request) (Result, error) {
 		res.Reason = "the held-out run failed once and passed once: the original tests are flaky here"
 		return res, nil
 	}
-	res.HeldOut = &again
+	res.Run = &again
 	res.Verdict = Failed
 	res.Reason = "with the original " + describeChanges(plan.Changes) + " the criterion fails; the iteration's check passed only with its own edits to them"
 	return res, nil
 }
 
-func (c *Checker) run(ctx context.Context, req Request, dir, kind, why string) (loop.CheckResult, Run, error) {
+func (c *Checker) run(ctx context.Context, req Request, dir, purpose, why string) (loop.CheckResult, state.CriterionRun, error) {
+	cmd := req.Criterion.Command
 	if req.Output != nil {
-		fmt.Fprintf(req.Output, "\n--- %s run (%s): %s\n", kind, why, req.Deps.Command)
+		fmt.Fprintf(req.Output, "\n--- %s run (%s): %s\n", purpose, why, cmd)
 	}
 	env := append([]string(nil), req.Env...)
 	env = append(env, c.scratchEnv(dir)...)
 	start := time.Now()
 	res, err := c.Runner.Check(ctx, loop.CheckRequest{
-		Command: req.Deps.Command, Dir: filepath.Join(dir, filepath.FromSlash(req.Workdir)),
+		Command: cmd, Dir: filepath.Join(dir, filepath.FromSlash(req.Criterion.Workdir)),
 		Env: env, Timeout: req.Timeout, Output: req.Output,
 	})
 	if err != nil {
-		return res, Run{}, fmt.Errorf("running the %s check: %w", kind, err)
+		return res, state.CriterionRun{}, fmt.Errorf("running the %s check: %w", purpose, err)
 	}
-	d := res.Duration
-	if d == 0 {
-		d = time.Since(start)
-	}
-	return res, Run{Kind: kind, Command: req.Deps.Command, Why: why, Duration: d, Passed: res.Passed, ExitCode: res.ExitCode}, nil
+	return res, loop.RunOf(purpose, why, cmd, res, time.Since(start)), nil
 }
 
 // scratchEnv gives each scratch tree the build caches that a tool keys by

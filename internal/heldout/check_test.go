@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/spec"
 )
 
 // shellRunner runs the criterion with sh -c, as verify.Shell does.
@@ -118,13 +119,13 @@ func TestCheckGo(t *testing.T) {
 			runner := &shellRunner{}
 			c := &Checker{Objects: &Git{Dir: r.dir}, Runner: runner, ScratchRoot: t.TempDir()}
 			res, err := c.Check(context.Background(), Request{
-				Base: r.base, Iteration: r.tree, Deps: CriterionDeps{Command: "go test ./...", Runner: "go"}, WorkTree: r.dir,
+				Base: r.base, Iteration: r.tree, Criterion: spec.Criterion{Command: "go test ./...", Depends: spec.Depends{Runner: "go test"}}, WorkTree: r.dir,
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if res.Verdict != tc.want {
-				t.Fatalf("verdict %s (%s), want %s; runs %+v; output %v", res.Verdict, res.Reason, tc.want, res.Runs, res.HeldOut)
+				t.Fatalf("verdict %s (%s), want %s; runs %+v; output %v", res.Verdict, res.Reason, tc.want, res.Runs, res.Run)
 			}
 			if tc.want == Failed && (len(res.Runs) != 3 || res.Control == nil || !res.Control.Passed) {
 				t.Errorf("a failure is confirmed by a passing control and a second failing run: %+v", res.Runs)
@@ -155,7 +156,7 @@ func TestCheckInconclusiveWhenTheScratchTreeLacksSomething(t *testing.T) {
 	})
 	c := &Checker{Objects: &Git{Dir: r.dir}, Runner: &shellRunner{}, ScratchRoot: t.TempDir()}
 	res, err := c.Check(context.Background(), Request{Base: r.base, Iteration: r.tree,
-		Deps: CriterionDeps{Command: "sh check.sh", Files: []string{"check.sh", "result.txt"}}, WorkTree: r.dir})
+		Criterion: spec.Criterion{Command: "sh check.sh", Depends: spec.Depends{Files: []string{"check.sh", "result.txt"}}}, WorkTree: r.dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestBuildRefusesLinksOutOfTheTree(t *testing.T) {
 	git(t, dir, "add", "-A")
 	tree := git(t, dir, "write-tree")
 	obj := &Git{Dir: dir}
-	plan, err := MakePlan(context.Background(), obj, tree, tree, CriterionDeps{})
+	plan, err := MakePlan(context.Background(), obj, tree, tree, spec.Criterion{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func TestCargoCacheIsNeverStale(t *testing.T) {
 		r := newTestRepo(t, base, step.change)
 		c := &Checker{Objects: &Git{Dir: r.dir}, Runner: &shellRunner{}, CacheDir: cache}
 		res, err := c.Check(context.Background(), Request{Base: r.base, Iteration: r.tree,
-			Deps: CriterionDeps{Command: "cargo test --offline", Runner: "cargo"}, WorkTree: r.dir, Env: []string{"CARGO_NET_OFFLINE=true"}})
+			Criterion: spec.Criterion{Command: "cargo test --offline", Depends: spec.Depends{Runner: "cargo test"}}, WorkTree: r.dir, Env: []string{"CARGO_NET_OFFLINE=true"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -262,17 +263,17 @@ func TestInstalledDependenciesAreLinked(t *testing.T) {
 	}
 	c := &Checker{Objects: &Git{Dir: r.dir}, Runner: &shellRunner{}, ScratchRoot: t.TempDir()}
 	res, err := c.Check(context.Background(), Request{Base: r.base, Iteration: r.tree,
-		Deps: CriterionDeps{Command: ".venv/bin/python -m unittest", Runner: "unittest"}, WorkTree: r.dir})
+		Criterion: spec.Criterion{Command: ".venv/bin/python -m unittest", Depends: spec.Depends{Runner: "unittest"}}, WorkTree: r.dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Verdict != Passed {
-		t.Fatalf("verdict %s (%s): %v", res.Verdict, res.Reason, res.HeldOut)
+		t.Fatalf("verdict %s (%s): %v", res.Verdict, res.Reason, res.Run)
 	}
 	// Without the link the same check cannot even import the module.
 	c.Links = []string{}
 	res, err = c.Check(context.Background(), Request{Base: r.base, Iteration: r.tree,
-		Deps: CriterionDeps{Command: ".venv/bin/python -m unittest", Runner: "unittest"}, WorkTree: r.dir})
+		Criterion: spec.Criterion{Command: ".venv/bin/python -m unittest", Depends: spec.Depends{Runner: "unittest"}}, WorkTree: r.dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/aiwg/agent-loop/internal/lazyre"
+	"github.com/aiwg/agent-loop/internal/shellcmd"
+	"github.com/aiwg/agent-loop/internal/spec"
 )
 
 // Kind is what a repository path is, for the held-out check.
@@ -76,28 +78,10 @@ type Class struct {
 	Reason string
 }
 
-// CriterionDeps is what the shell-command model says the criterion runs and
-// depends on. It is plain input: this package does not parse commands.
-type CriterionDeps struct {
-	// Command is the criterion as the user gave it.
-	Command string
-	// Runner is the test runner or tool it ends up running ("go", "pytest",
-	// "unittest", "node", "jest", "vitest", "cargo", "mvn", "gradle",
-	// "rspec", "phpunit", "make", "npm", ...).
-	Runner string
-	// Files are repository paths the criterion depends on: scripts it runs,
-	// the Makefile or package.json whose targets it names, config files it
-	// passes.
-	Files []string
-	// Targets are the make/just/task targets or package.json scripts it
-	// runs (empty: the default target, or "test").
-	Targets []string
-}
-
 // Context is what Classify knows besides the path: the criterion and the
 // two trees' path lists.
 type Context struct {
-	deps      CriterionDeps
+	crit      spec.Criterion
 	files     map[string]bool
 	baseline  map[string]bool
 	all       map[string]bool
@@ -105,14 +89,15 @@ type Context struct {
 	toolNames map[string]bool
 }
 
-// NewContext builds the classification context from the criterion's
-// dependencies and the paths of the baseline and the iteration trees.
-func NewContext(deps CriterionDeps, baseline, iteration []string) *Context {
+// NewContext builds the classification context from the criterion (its
+// command and what it depends on, as the shell-command model resolved it
+// into the Spec) and the paths of the baseline and the iteration trees.
+func NewContext(crit spec.Criterion, baseline, iteration []string) *Context {
 	c := &Context{
-		deps: deps, files: map[string]bool{}, baseline: map[string]bool{},
+		crit: crit, files: map[string]bool{}, baseline: map[string]bool{},
 		all: map[string]bool{}, rootExts: map[string]bool{}, toolNames: map[string]bool{},
 	}
-	for _, f := range deps.Files {
+	for _, f := range crit.Depends.Files {
 		c.files[path.Clean(strings.TrimPrefix(f, "./"))] = true
 	}
 	for _, p := range baseline {
@@ -125,7 +110,7 @@ func NewContext(deps CriterionDeps, baseline, iteration []string) *Context {
 	for _, p := range iteration {
 		c.all[p] = true
 	}
-	for _, n := range toolNamesOf(deps) {
+	for _, n := range toolNamesOf(crit) {
 		c.toolNames[n] = true
 	}
 	return c
@@ -160,18 +145,52 @@ var commonToolNames = []string{
 	"mvn", "gradle", "java", "javac", "python", "python3", "ruby", "php", "sh", "bash", "mix", "dotnet", "ctest",
 }
 
-func toolNamesOf(deps CriterionDeps) []string {
+func toolNamesOf(crit spec.Criterion) []string {
 	out := slices.Clone(commonToolNames)
-	if deps.Runner != "" {
-		out = append(out, path.Base(deps.Runner))
-	}
-	for _, w := range strings.FieldsFunc(deps.Command, func(r rune) bool {
-		return r == ' ' || r == '\t' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')' || r == '\'' || r == '"'
-	}) {
-		if strings.ContainsAny(w, "=/$") || strings.HasPrefix(w, "-") || w == "" {
-			continue
+	// The runner's first word: "go test" runs go, "node --test" node.
+	first := func(s string) {
+		if f := strings.Fields(s); len(f) > 0 && !strings.ContainsAny(f[0], "=$") {
+			out = append(out, path.Base(f[0]))
 		}
-		out = append(out, w)
+	}
+	first(crit.Depends.Runner)
+	// The programs the command runs, as the shell-command model reads it:
+	// each step's program, its wrappers and what it amounts to ("python3
+	// -m pytest" is pytest); not its arguments (`test -e done` runs no
+	// program called done).
+	a := shellcmd.Analyze(nil, crit.Command, ".")
+	if len(a.Problems) > 0 {
+		for _, w := range strings.FieldsFunc(crit.Command, func(r rune) bool {
+			return r == ' ' || r == '\t' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')' || r == '\'' || r == '"'
+		}) {
+			if !strings.ContainsAny(w, "=/$") && !strings.HasPrefix(w, "-") && w != "" {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	for _, st := range a.Steps {
+		if len(st.Args) > 0 {
+			first(st.Args[0])
+		}
+		for _, w := range st.Wrappers {
+			first(w)
+		}
+		first(st.Sig)
+		first(st.Runner)
+	}
+	return out
+}
+
+// targetsIn returns the names of the criterion's targets ("file:name" in
+// Depends.Targets) that file p defines: the make targets the criterion
+// runs from that Makefile.
+func targetsIn(crit spec.Criterion, p string) []string {
+	var out []string
+	for _, t := range crit.Depends.Targets {
+		if f, name := shellcmd.SplitTarget(t); path.Clean(f) == p && name != "" {
+			out = append(out, name)
+		}
 	}
 	return out
 }
@@ -181,7 +200,7 @@ func toolNamesOf(deps CriterionDeps) []string {
 // context; a nil context means no criterion and no tree.
 func Classify(p string, c *Context) Class {
 	if c == nil {
-		c = NewContext(CriterionDeps{}, nil, nil)
+		c = NewContext(spec.Criterion{}, nil, nil)
 	}
 	p = path.Clean(strings.TrimPrefix(p, "./"))
 	base := path.Base(p)
@@ -239,10 +258,16 @@ func Classify(p string, c *Context) Class {
 	if cl, ok := classifyTest(p, base, dirs); ok {
 		return cl
 	}
-	if isDocs(p, base, dirs) {
+	// Documentation and new files at the root are restored because a test
+	// runner may read them (doctests; a file it picks up by name). A
+	// criterion that runs no test runner (`test -e done`, `grep -q Usage
+	// README.md`) has no tests but its own files, restored above: there
+	// they are what the task makes.
+	runner := c.crit.Depends.Runner != ""
+	if runner && isDocs(p, base, dirs) {
 		return Class{Kind: Docs, Reason: "documentation (may hold doctests)"}
 	}
-	if len(dirs) == 0 && !c.baseline[p] && len(c.baseline) > 0 {
+	if runner && len(dirs) == 0 && !c.baseline[p] && len(c.baseline) > 0 {
 		// A new file at the root: kept only when it is code of a language
 		// whose product files already sit at the root (a Go package at the
 		// root, a flat Python project); the names that could take a tool's
@@ -251,7 +276,7 @@ func Classify(p string, c *Context) Class {
 			return Class{Kind: RootNew, Reason: "a new file at the repository root"}
 		}
 	}
-	if f := mixedFormat(base); f != "" && (f != "make" || c.deps.Runner == "make") {
+	if f := mixedFormat(base); f != "" && (f != "make" || len(targetsIn(c.crit, p)) > 0) {
 		return Class{Kind: Mixed, Ecosystem: ecosystemOf(p), Reason: "manifest with runner sections"}
 	}
 	switch path.Ext(base) {

@@ -1,6 +1,10 @@
 package heldout
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/aiwg/agent-loop/internal/spec"
+)
 
 func TestClassify(t *testing.T) {
 	t.Parallel()
@@ -10,7 +14,7 @@ func TestClassify(t *testing.T) {
 		"composer.json", "CMakeLists.txt",
 	}
 	iteration := append([]string{"unittest.py", "helper.go", "notes.txt", "jest.js", "pkg/json.py", "sitecustomize.py", "go"}, baseline...)
-	ctx := NewContext(CriterionDeps{Command: "make test", Runner: "make", Files: []string{"Makefile", "scripts/test.sh"}, Targets: []string{"test"}}, baseline, iteration)
+	ctx := NewContext(spec.Criterion{Command: "make test", Depends: spec.Depends{Files: []string{"Makefile", "scripts/test.sh"}, Targets: []string{"Makefile:test"}, Runner: "go test"}}, baseline, iteration)
 	cases := []struct {
 		path string
 		want Kind
@@ -146,7 +150,7 @@ func TestClassify(t *testing.T) {
 
 func TestClassifyProgramTheCriterionRuns(t *testing.T) {
 	t.Parallel()
-	ctx := NewContext(CriterionDeps{Command: "python3 main.py --self-test && sh ci/check.sh", Files: []string{"main.py", "ci/check.sh"}},
+	ctx := NewContext(spec.Criterion{Command: "python3 main.py --self-test && sh ci/check.sh", Depends: spec.Depends{Files: []string{"main.py", "ci/check.sh"}}},
 		[]string{"main.py", "ci/check.sh"}, []string{"main.py", "ci/check.sh"})
 	if got := Classify("main.py", ctx); got.Kind != Inline {
 		t.Errorf("the product program the criterion runs: %s, want it kept as product", got.Kind)
@@ -156,9 +160,29 @@ func TestClassifyProgramTheCriterionRuns(t *testing.T) {
 	}
 }
 
+func TestClassifyWithoutATestRunner(t *testing.T) {
+	t.Parallel()
+	// `test -e done`: no runner, no tests but the criterion's own files.
+	ctx := NewContext(spec.Criterion{Command: "sh check.sh", Depends: spec.Depends{Files: []string{"check.sh"}}},
+		[]string{"check.sh", "README.md"}, []string{"check.sh", "README.md", "done", "unittest.py", ".npmrc"})
+	for p, want := range map[string]Kind{"done": Source, "README.md": Source, "check.sh": Criterion, "unittest.py": Shadow, ".npmrc": Config} {
+		if got := Classify(p, ctx); got.Kind != want {
+			t.Errorf("Classify(%q) without a runner = %s (%s), want %s", p, got.Kind, got.Reason, want)
+		}
+	}
+	// The same paths when the criterion runs a test runner.
+	withRunner := NewContext(spec.Criterion{Command: "sh check.sh", Depends: spec.Depends{Files: []string{"check.sh"}, Runner: "pytest"}},
+		[]string{"check.sh", "README.md"}, []string{"check.sh", "README.md", "done"})
+	for p, want := range map[string]Kind{"done": RootNew, "README.md": Docs} {
+		if got := Classify(p, withRunner); got.Kind != want {
+			t.Errorf("Classify(%q) with a runner = %s, want %s", p, got.Kind, want)
+		}
+	}
+}
+
 func TestClassifyMakefileWithoutMake(t *testing.T) {
 	t.Parallel()
-	ctx := NewContext(CriterionDeps{Command: "go test ./...", Runner: "go"}, []string{"Makefile"}, []string{"Makefile"})
+	ctx := NewContext(spec.Criterion{Command: "go test ./...", Depends: spec.Depends{Runner: "go test"}}, []string{"Makefile"}, []string{"Makefile"})
 	if got := Classify("Makefile", ctx); got.Kind != Source {
 		t.Errorf("a Makefile the criterion does not run: %s, want source", got.Kind)
 	}

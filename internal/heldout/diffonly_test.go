@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/aiwg/agent-loop/internal/spec"
 )
 
 // memObjects is an object store in memory: trees by name, blobs by hash.
@@ -119,7 +121,7 @@ func TestCorpusDiffOnly(t *testing.T) {
 		obj := &memObjects{trees: map[string][]Entry{}, blobs: map[string][]byte{}}
 		obj.add("base", before)
 		obj.add("iter", after)
-		plan, err := MakePlan(context.Background(), obj, "base", "iter", CriterionDeps{Command: label.Criterion})
+		plan, err := MakePlan(context.Background(), obj, "base", "iter", spec.Criterion{Command: label.Criterion})
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
@@ -172,7 +174,7 @@ func TestPlanVendoredDependencies(t *testing.T) {
 		"go.mod": []byte("module m\nrequire example.com/dep v1.0.0\n"), "vendor/github.com/stretchr/testify/assert/assertions.go": []byte("package assert // no-op\n"),
 		"vendor/modules.txt": []byte("# github.com/stretchr/testify\n# example.com/dep\n"), "vendor/example.com/dep/dep.go": []byte("package dep\n"),
 	})
-	plan, err := MakePlan(context.Background(), obj, "base", "iter", CriterionDeps{Command: "go test ./..."})
+	plan, err := MakePlan(context.Background(), obj, "base", "iter", spec.Criterion{Command: "go test ./..."})
 	if err != nil {
 		t.Fatal(err)
 	}

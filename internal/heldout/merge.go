@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/aiwg/agent-loop/internal/lazyre"
+	"github.com/aiwg/agent-loop/internal/spec"
 )
 
 // Merge returns the held-out content of a Mixed or Inline file: the
@@ -17,7 +18,7 @@ import (
 // result is nil when the file is absent from the held-out tree. changed
 // reports whether the result differs from the iteration's file: the
 // iteration touched a non-source part of it.
-func Merge(p string, kind Kind, deps CriterionDeps, base, iter []byte) (out []byte, changed bool, err error) {
+func Merge(p string, kind Kind, crit spec.Criterion, base, iter []byte) (out []byte, changed bool, err error) {
 	if iter == nil {
 		if kind == Mixed && base != nil {
 			// A deleted manifest takes its runner sections with it: the
@@ -28,7 +29,7 @@ func Merge(p string, kind Kind, deps CriterionDeps, base, iter []byte) (out []by
 	}
 	switch kind {
 	case Mixed:
-		out, err = mergeMixed(p, deps, base, iter)
+		out, err = mergeMixed(p, crit, base, iter)
 	case Inline:
 		out = mergeInline(p, base, iter)
 	default:
@@ -40,7 +41,7 @@ func Merge(p string, kind Kind, deps CriterionDeps, base, iter []byte) (out []by
 	return out, !bytes.Equal(out, iter), nil
 }
 
-func mergeMixed(p string, deps CriterionDeps, base, iter []byte) ([]byte, error) {
+func mergeMixed(p string, crit spec.Criterion, base, iter []byte) ([]byte, error) {
 	switch mixedFormat(path.Base(p)) {
 	case "package.json":
 		return mergeJSONKeys(p, base, iter, packageJSONRunnerKeys)
@@ -53,7 +54,7 @@ func mergeMixed(p string, deps CriterionDeps, base, iter []byte) ([]byte, error)
 	case "Cargo.toml":
 		return mergeSections(base, iter, cargoRunnerSection, cargoRunnerKeys), nil
 	case "make":
-		return mergeMake(base, iter, deps.Targets), nil
+		return mergeMake(base, iter, targetsIn(crit, p)), nil
 	case "cmake":
 		return mergeDirectives(base, iter, cmakeTestRe), nil
 	case "meson":

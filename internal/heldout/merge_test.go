@@ -5,13 +5,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/aiwg/agent-loop/internal/spec"
 )
 
 func TestMergeMixed(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name, path       string
-		deps             CriterionDeps
+		deps             spec.Criterion
 		base, iter, want string
 		changed          bool
 	}{
@@ -72,14 +74,14 @@ func TestMergeMixed(t *testing.T) {
 		},
 		{
 			name: "Makefile: the criterion's target and its phony prerequisite", path: "Makefile",
-			deps: CriterionDeps{Runner: "make", Targets: []string{"test"}},
+			deps: spec.Criterion{Command: "make test", Depends: spec.Depends{Runner: "go test", Targets: []string{"Makefile:test"}}},
 			base: "CC = gcc\nTESTFLAGS = -v\n.PHONY: test unit\nbuild:\n\t$(CC) -o app app.c\ntest: unit\nunit:\n\tgo test $(TESTFLAGS) ./...\n",
 			iter: "CC = gcc\nTESTFLAGS = -run XXX\n.PHONY: test unit\nbuild:\n\t$(CC) -o app app.c util.c\ntest: unit\nunit:\n\t./scripts/fake.sh\n",
 			want: "CC = gcc\nTESTFLAGS = -v\n.PHONY: test unit\nbuild:\n\t$(CC) -o app app.c util.c\ntest: unit\nunit:\n\tgo test $(TESTFLAGS) ./...\n", changed: true,
 		},
 		{
 			name: "Makefile: default goal", path: "Makefile",
-			deps: CriterionDeps{Runner: "make"},
+			deps: spec.Criterion{Command: "make"},
 			base: "check:\n\tpytest\n",
 			iter: "all:\n\ttrue\ncheck:\n\ttrue\n",
 			want: "all:\n\ttrue\ncheck:\n\tpytest\n.DEFAULT_GOAL := check\n", changed: true,
@@ -166,7 +168,7 @@ func TestMergeInline(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, _, err := Merge(tc.path, Inline, CriterionDeps{}, []byte(tc.base), []byte(tc.iter))
+			got, _, err := Merge(tc.path, Inline, spec.Criterion{}, []byte(tc.base), []byte(tc.iter))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -179,11 +181,11 @@ func TestMergeInline(t *testing.T) {
 
 func TestMergeDeleted(t *testing.T) {
 	t.Parallel()
-	got, changed, err := Merge("package.json", Mixed, CriterionDeps{}, []byte(`{"scripts":{}}`), nil)
+	got, changed, err := Merge("package.json", Mixed, spec.Criterion{}, []byte(`{"scripts":{}}`), nil)
 	if err != nil || !changed || !strings.Contains(string(got), "scripts") {
 		t.Errorf("a deleted package.json: %q %v %v", got, changed, err)
 	}
-	got, _, _ = Merge("src/lib.rs", Inline, CriterionDeps{}, []byte("fn a() {}\n"), nil)
+	got, _, _ = Merge("src/lib.rs", Inline, spec.Criterion{}, []byte("fn a() {}\n"), nil)
 	if got != nil {
 		t.Errorf("a deleted source file came back: %q", got)
 	}

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/aiwg/agent-loop/internal/spec"
 )
 
 // Entry is one path of a git tree.
@@ -200,7 +202,7 @@ func (p *Plan) Paths() []string {
 // MakePlan compares the baseline tree with the iteration's and builds the
 // held-out tree. Paths whose object is the same on both sides are kept as
 // they are; every other path is classified, and merged where it is both.
-func MakePlan(ctx context.Context, obj Objects, base, iter string, deps CriterionDeps) (*Plan, error) {
+func MakePlan(ctx context.Context, obj Objects, base, iter string, crit spec.Criterion) (*Plan, error) {
 	be, err := obj.Tree(ctx, base)
 	if err != nil {
 		return nil, fmt.Errorf("the baseline tree: %w", err)
@@ -209,10 +211,10 @@ func MakePlan(ctx context.Context, obj Objects, base, iter string, deps Criterio
 	if err != nil {
 		return nil, fmt.Errorf("the iteration's tree: %w", err)
 	}
-	return planTrees(ctx, obj, be, ie, deps)
+	return planTrees(ctx, obj, be, ie, crit)
 }
 
-func planTrees(ctx context.Context, obj Objects, be, ie []Entry, deps CriterionDeps) (*Plan, error) {
+func planTrees(ctx context.Context, obj Objects, be, ie []Entry, crit spec.Criterion) (*Plan, error) {
 	bm, im := map[string]Entry{}, map[string]Entry{}
 	var bp, ip []string
 	for _, e := range be {
@@ -223,7 +225,7 @@ func planTrees(ctx context.Context, obj Objects, be, ie []Entry, deps CriterionD
 		im[e.Path] = e
 		ip = append(ip, e.Path)
 	}
-	cctx := NewContext(deps, bp, ip)
+	cctx := NewContext(crit, bp, ip)
 	plan := &Plan{files: map[string]planned{}}
 	all := map[string]bool{}
 	for p := range bm {
@@ -306,7 +308,7 @@ func planTrees(ctx context.Context, obj Objects, be, ie []Entry, deps CriterionD
 				}
 				continue
 			}
-			out, changed, err := Merge(n.path, cl.Kind, deps, bc, ic)
+			out, changed, err := Merge(n.path, cl.Kind, crit, bc, ic)
 			if err != nil {
 				return nil, err
 			}

@@ -3,6 +3,7 @@ package judge
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -300,7 +301,7 @@ func (ta *testAnalysis) regressions() []loop.Regression {
 	var regs []loop.Regression
 	if len(ta.removed) > 0 || len(ta.files) > 0 {
 		var ev []loop.Evidence
-		var names []string
+		var names, tests []string
 		for _, r := range ta.removed {
 			side := r.side(true)
 			l := side[r.u.head]
@@ -309,6 +310,7 @@ func (ta *testAnalysis) regressions() []loop.Regression {
 				a := side[r.u.attr]
 				ev = append(ev, loop.Evidence{Path: r.v.fd.OldPath, Line: a.num, Text: evidenceText(a.text)})
 				names = append(names, r.u.name+" (test attribute removed)")
+				tests = append(tests, r.u.name)
 				continue
 			}
 			path := r.v.fd.OldPath
@@ -320,6 +322,7 @@ func (ta *testAnalysis) regressions() []loop.Regression {
 				names = append(names, r.u.name+" (suite)")
 			} else {
 				names = append(names, r.u.name)
+				tests = append(tests, r.u.name)
 			}
 		}
 		for _, f := range ta.files {
@@ -329,7 +332,7 @@ func (ta *testAnalysis) regressions() []loop.Regression {
 		summary := fmt.Sprintf("%s deleted: %s", plural(len(names), "test"), listNames(names, 5))
 		regs = append(regs, loop.Regression{
 			Type: TestDeletion, Severity: SeverityCritical, Summary: summary,
-			Evidence: capEvidence(ev), Baseline: names, Current: nil,
+			Evidence: capEvidence(ev), Baseline: names, Current: nil, Tests: tests,
 		})
 	}
 	if len(ta.rowsLost) > 0 {
@@ -400,6 +403,7 @@ func (ta *testAnalysis) weakening(views []*fileView) []loop.Regression {
 	// Removed assertions without an equivalent replacement: an added
 	// assertion at least as strong, about the same things.
 	var lost []loop.Evidence
+	var lostTests []string
 	weaker := 0
 	// Index the real added assertions: by token, by enclosing test, and
 	// per file for those without tokens.
@@ -457,6 +461,9 @@ func (ta *testAnalysis) weakening(views []*fileView) []loop.Regression {
 				weaker++
 			}
 			lost = append(lost, loop.Evidence{Path: r.v.fd.OldPath, Line: r.l.num, Text: evidenceText(r.l.text)})
+			if r.test != "" && !slices.Contains(lostTests, r.test) {
+				lostTests = append(lostTests, r.test)
+			}
 		}
 	}
 	if len(lost) > 0 {
@@ -468,7 +475,7 @@ func (ta *testAnalysis) weakening(views []*fileView) []loop.Regression {
 		}
 		regs = append(regs, loop.Regression{
 			Type: AssertionWeakening, Severity: SeverityCritical, Summary: summary,
-			Evidence: capEvidence(lost), Baseline: len(removed), Current: len(removed) - len(lost),
+			Evidence: capEvidence(lost), Baseline: len(removed), Current: len(removed) - len(lost), Tests: lostTests,
 		})
 	}
 	return regs
@@ -622,7 +629,7 @@ func detectFromResults(in loop.JudgeInput, views []*fileView, crit criterion) []
 		regs = append(regs, loop.Regression{
 			Type: TestDeletion, Severity: SeverityCritical,
 			Summary:  fmt.Sprintf("%s of the baseline no longer ran: %s", plural(len(missing), "test"), listNames(missing, 5)),
-			Evidence: capEvidence(ev), Baseline: missing, Current: nil,
+			Evidence: capEvidence(ev), Baseline: missing, Current: nil, Tests: missing,
 		})
 	}
 	if base.Coverage != nil && cur.Coverage != nil && *cur.Coverage < *base.Coverage-coverageTolerance {

@@ -7,15 +7,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aiwg/agent-loop/internal/heldout"
 	"github.com/aiwg/agent-loop/internal/lazyre"
 	"github.com/aiwg/agent-loop/internal/loop"
 )
 
 // AssessHeldOut judges one iteration with what the held-out check found
-// (nil when it did not run: the check failed, or nothing but product
-// source changed). The held-out check decides where the diff can only
-// guess:
+// (in.HeldOut, which Assess reads; nil when it did not run: the check
+// failed, or nothing but product source changed). The held-out check
+// decides where the diff can only guess:
 //
 //   - it passed: the original tests pass with the product change alone.
 //     Diff signals about tests and their machinery are reported (the
@@ -31,7 +30,7 @@ import (
 // A cheat the held-out check cannot see, product code that special-cases
 // the tested inputs, is looked for in the diff on its own (a high
 // validation_bypass: a warning).
-func (j *Judge) AssessHeldOut(ctx context.Context, in loop.JudgeInput, ho *heldout.Result) (loop.Verdict, error) {
+func (j *Judge) AssessHeldOut(ctx context.Context, in loop.JudgeInput, ho *loop.HeldOut) (loop.Verdict, error) {
 	start := time.Now()
 	defer func() {
 		j.mu.Lock()
@@ -58,13 +57,19 @@ func (j *Judge) AssessHeldOut(ctx context.Context, in loop.JudgeInput, ho *heldo
 
 // reweigh applies the held-out verdict to the diff's regressions and says
 // what it did in one line for the explanation.
-func reweigh(regs []loop.Regression, ho *heldout.Result, passed bool) ([]loop.Regression, string) {
+func reweigh(regs []loop.Regression, ho *loop.HeldOut, passed bool) ([]loop.Regression, string) {
 	if ho == nil || !passed {
 		return regs, ""
 	}
+	// The paths the held-out check speaks for: what it restored, but CI
+	// workflows, which the criterion does not run (a workflow added
+	// beside an honest fix can still send secrets away or narrow CI): the
+	// diff's signals on them stand whatever the held-out run did.
 	restored := map[string]bool{}
 	for _, c := range ho.Changes {
-		restored[c.Path] = true
+		if c.Kind != "ci" {
+			restored[c.Path] = true
+		}
 	}
 	// onRestored: every piece of evidence is on a path the held-out check
 	// restored, or names no path (a test count, a missing test name).
@@ -78,11 +83,11 @@ func reweigh(regs []loop.Regression, ho *heldout.Result, passed bool) ([]loop.Re
 	}
 	changed := describeHeldOutChanges(ho.Changes)
 	switch ho.Verdict {
-	case heldout.NotNeeded:
+	case loop.HeldOutNotNeeded:
 		return regs, ""
-	case heldout.Inconclusive:
+	case loop.HeldOutInconclusive:
 		return regs, "held-out check inconclusive: " + ho.Reason + "; the diff's signals stand"
-	case heldout.Passed:
+	case loop.HeldOutPassed:
 		out := make([]loop.Regression, 0, len(regs))
 		cleared := 0
 		for _, r := range regs {
@@ -98,7 +103,7 @@ func reweigh(regs []loop.Regression, ho *heldout.Result, passed bool) ([]loop.Re
 			note += fmt.Sprintf("; %s of the diff cleared", plural(cleared, "signal"))
 		}
 		return out, note
-	case heldout.Failed:
+	case loop.HeldOutFailed:
 		severity := SeverityCritical
 		suffix := " (confirmed: the original tests fail without this edit)"
 		if ho.TaskEditsTests {
@@ -124,7 +129,7 @@ func reweigh(regs []loop.Regression, ho *heldout.Result, passed bool) ([]loop.Re
 			}
 			var ev []loop.Evidence
 			for _, c := range ho.Changes {
-				ev = append(ev, loop.Evidence{Path: c.Path, Text: c.Action + ": " + c.Class.Reason})
+				ev = append(ev, loop.Evidence{Path: c.Path, Text: c.Action + ": " + c.Reason})
 			}
 			out = append(out, loop.Regression{
 				Type: ValidationBypass, Severity: severity, Summary: summary,
@@ -138,12 +143,12 @@ func reweigh(regs []loop.Regression, ho *heldout.Result, passed bool) ([]loop.Re
 
 // heldOutEvidence is the held-out failure: its failing tests, or the tail
 // of its output.
-func heldOutEvidence(ho *heldout.Result) []loop.Evidence {
-	if ho.HeldOut == nil {
+func heldOutEvidence(ho *loop.HeldOut) []loop.Evidence {
+	if ho.Run == nil {
 		return nil
 	}
 	var ev []loop.Evidence
-	for i, n := range ho.HeldOut.Tests.Failing {
+	for i, n := range ho.Run.Tests.Failing {
 		if i == 5 {
 			break
 		}
@@ -152,7 +157,7 @@ func heldOutEvidence(ho *heldout.Result) []loop.Evidence {
 	if len(ev) > 0 {
 		return ev
 	}
-	lines := strings.Split(strings.TrimSpace(ho.HeldOut.Output), "\n")
+	lines := strings.Split(strings.TrimSpace(ho.Run.Output), "\n")
 	if len(lines) > 3 {
 		lines = lines[len(lines)-3:]
 	}
@@ -162,12 +167,12 @@ func heldOutEvidence(ho *heldout.Result) []loop.Evidence {
 		}
 	}
 	if len(ev) == 0 {
-		ev = append(ev, loop.Evidence{Text: fmt.Sprintf("held-out run: exit %d", ho.HeldOut.ExitCode)})
+		ev = append(ev, loop.Evidence{Text: fmt.Sprintf("held-out run: exit %d", ho.Run.ExitCode)})
 	}
 	return ev
 }
 
-func describeHeldOutChanges(changes []heldout.Change) string {
+func describeHeldOutChanges(changes []loop.HeldOutChange) string {
 	if len(changes) == 0 {
 		return "nothing else"
 	}
@@ -177,7 +182,7 @@ func describeHeldOutChanges(changes []heldout.Change) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(changes)-6))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s, %s)", c.Path, c.Class.Kind, c.Action))
+		parts = append(parts, fmt.Sprintf("%s (%s, %s)", c.Path, c.Kind, c.Action))
 	}
 	return strings.Join(parts, ", ")
 }

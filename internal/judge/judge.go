@@ -59,9 +59,10 @@ func New(opts Options) *Judge {
 }
 
 // Assess judges one iteration: regressions from the diff against the
-// baseline and from the test results, and the quality score.
+// baseline and from the test results, re-weighed by the held-out check
+// (in.HeldOut) when it ran, and the quality score.
 func (j *Judge) Assess(ctx context.Context, in loop.JudgeInput) (loop.Verdict, error) {
-	return j.AssessHeldOut(ctx, in, nil)
+	return j.AssessHeldOut(ctx, in, in.HeldOut)
 }
 
 // Latencies returns the duration of every Assess call so far, in order

@@ -746,7 +746,7 @@ func stateGrowth(b *testing.B, iterations int, points []int) map[int]map[string]
 		n := ev.Record.Iteration
 		sizes[n] = map[string]int64{
 			"state":       fileSize(d.StatePath()),
-			"report":      int64(len(report.Render(ev.State, report.Options{Target: report.CLI, Resume: "`agent-loop resume " + id + "`"}))),
+			"report":      int64(len(report.Render(ev.State, report.Options{Target: report.CLI}))),
 			"checkpoint":  fileSize(filepath.Join(dir, d.CheckpointRel(n))),
 			"checkpoints": dirSize(d.File("checkpoints")),
 			"analytics":   fileSize(d.AnalyticsPath()),

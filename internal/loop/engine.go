@@ -98,6 +98,10 @@ type Outcome struct {
 type Engine struct {
 	Agent    Agent
 	Verifier Verifier
+	// Planner decides an iteration's criterion runs (focused, full,
+	// held-out, confirmation); nil: the criterion runs once through
+	// Verifier. The baseline is always one run through Verifier.
+	Planner  Planner
 	Repo     Repo
 	Judge    Judge
 	Dir      state.Dir
@@ -114,6 +118,12 @@ type Engine struct {
 	Redact func(io.Writer) io.WriteCloser
 	Now    func() time.Time
 	Tuning Tuning
+	// CommitWords words an iteration's commit: its subject and the value
+	// of its Agent-Loop-Verdict trailer, from the regression events the
+	// iteration records and its held-out check (app passes the report's
+	// report.CommitWords, so a rejected iteration's commit says why in
+	// the report's words). Nil: plain "check pass/fail" wording.
+	CommitWords func(n int, passed, rejected bool, events []state.RegressionEvent, held *state.HeldOut) (subject, verdict string)
 
 	spec           spec.Spec // the loop's, from the state: read, never changed
 	st             *state.State
@@ -176,7 +186,7 @@ func (e *Engine) Run(ctx context.Context, st *state.State) (Outcome, error) {
 		// A loop that passed but stopped before completing (a crash, an
 		// approved human gate) needs no further iteration.
 		if n := len(e.records); n > 0 && e.records[n-1].Check.Passed && !e.records[n-1].Rejected {
-			return e.finish(stopReason{status: state.Completed, reason: fmt.Sprintf("the completion check passed on iteration %d", e.records[n-1].Iteration)})
+			return e.finish(stopReason{kind: state.StopPassed, status: state.Completed, reason: fmt.Sprintf("the completion check passed on iteration %d", e.records[n-1].Iteration)})
 		}
 	}
 
@@ -191,7 +201,7 @@ func (e *Engine) Run(ctx context.Context, st *state.State) (Outcome, error) {
 		}
 	}
 	if !stop.set() {
-		stop = stopReason{status: state.Failed, reason: fmt.Sprintf("reached the maximum of %d iterations without passing the check", e.spec.Limits.MaxIterations)}
+		stop = stopReason{kind: state.StopMaxIterations, status: state.Failed, reason: fmt.Sprintf("reached the maximum of %d iterations without passing the check", e.spec.Limits.MaxIterations)}
 		if e.lastIteration() < e.spec.Limits.MaxIterations {
 			stop.reason = fmt.Sprintf("stopped after iteration %d", e.lastIteration())
 		}
@@ -202,6 +212,7 @@ func (e *Engine) Run(ctx context.Context, st *state.State) (Outcome, error) {
 // stopReason says why the loop stops and with which status.
 type stopReason struct {
 	status    state.Status
+	kind      state.StopKind // why, as the report words it
 	reason    string
 	configErr error
 	// halt: the agent's code could not be contained; publish nothing.
@@ -230,12 +241,12 @@ func (e *Engine) begin(ctx context.Context) (Outcome, bool, error) {
 		return Outcome{}, true, err
 	}
 	if ctx.Err() != nil {
-		out, err := e.finish(stopReason{status: state.Paused, reason: "interrupted during the baseline check"})
+		out, err := e.finish(stopReason{kind: state.StopCancelled, status: state.Paused, reason: "interrupted during the baseline check"})
 		return out, true, err
 	}
 	e.baseline, err = e.Judge.Baseline(ctx, e.Repo.Root(), check)
 	if err != nil && ctx.Err() != nil {
-		out, err := e.finish(stopReason{status: state.Paused, reason: "interrupted while measuring the baseline"})
+		out, err := e.finish(stopReason{kind: state.StopCancelled, status: state.Paused, reason: "interrupted while measuring the baseline"})
 		return out, true, err
 	}
 	if err != nil {
@@ -245,7 +256,7 @@ func (e *Engine) begin(ctx context.Context) (Outcome, bool, error) {
 	e.recordBaseline(check)
 	e.logf("baseline: check %s%s", passFail(check.Passed), testsNote(check.Tests))
 	if check.Passed {
-		out, err := e.finish(stopReason{status: state.Completed, reason: "the completion check already passes on the starting commit: nothing to do (0 iterations)"})
+		out, err := e.finish(stopReason{kind: state.StopAlreadyPassing, status: state.Completed, reason: "the completion check already passes on the starting commit: nothing to do (0 iterations)"})
 		return out, true, err
 	}
 	if e.spec.Publish.Commit {
@@ -279,30 +290,30 @@ func orDetached(b string) string {
 // beforeIteration applies the stop rules that are checked between iterations.
 func (e *Engine) beforeIteration(ctx context.Context, deadline time.Time) stopReason {
 	if ctx.Err() != nil {
-		return stopReason{status: state.Paused, reason: "interrupted by a signal; resume with `agent-loop resume " + e.st.LoopID + "`"}
+		return stopReason{kind: state.StopCancelled, status: state.Paused, reason: "interrupted by a signal; resume with `agent-loop resume " + e.st.LoopID + "`"}
 	}
 	switch e.Dir.TakeControl() {
 	case "abort":
 		e.Dir.ClearControl()
-		return stopReason{status: state.Aborted, reason: "aborted by request"}
+		return stopReason{kind: state.StopAborted, status: state.Aborted, reason: "aborted by request"}
 	case "pause":
 		e.Dir.ClearControl()
-		return stopReason{status: state.Paused, reason: "paused by request; continue with `agent-loop resume " + e.st.LoopID + "`"}
+		return stopReason{kind: state.StopPaused, status: state.Paused, reason: "paused by request; continue with `agent-loop resume " + e.st.LoopID + "`"}
 	}
 	if e.pause {
-		return stopReason{status: state.Paused, reason: "paused by request; continue with `agent-loop resume " + e.st.LoopID + "`"}
+		return stopReason{kind: state.StopPaused, status: state.Paused, reason: "paused by request; continue with `agent-loop resume " + e.st.LoopID + "`"}
 	}
 	if left := deadline.Sub(e.now()) - e.Tuning.PublishMargin; left < 10*time.Second {
-		return stopReason{status: state.Failed, reason: fmt.Sprintf("wall timeout of %s reached", e.spec.Limits.Timeout)}
+		return stopReason{kind: state.StopTimeout, status: state.Failed, reason: fmt.Sprintf("wall timeout of %s reached", e.spec.Limits.Timeout)}
 	}
 	if e.spec.Limits.BudgetUSD > 0 && e.st.Metrics.TotalCostUSD >= e.spec.Limits.BudgetUSD {
-		return stopReason{status: state.Failed, reason: fmt.Sprintf("budget of $%.2f spent ($%.2f)", e.spec.Limits.BudgetUSD, e.st.Metrics.TotalCostUSD)}
+		return stopReason{kind: state.StopBudget, status: state.Failed, reason: fmt.Sprintf("budget of $%.2f spent ($%.2f)", e.spec.Limits.BudgetUSD, e.st.Metrics.TotalCostUSD)}
 	}
 	if e.spec.Limits.MaxTokens > 0 && e.st.Metrics.TotalTokens >= e.spec.Limits.MaxTokens {
-		return stopReason{status: state.Failed, reason: fmt.Sprintf("token budget of %d spent (%d)", e.spec.Limits.MaxTokens, e.st.Metrics.TotalTokens)}
+		return stopReason{kind: state.StopBudget, status: state.Failed, reason: fmt.Sprintf("token budget of %d spent (%d)", e.spec.Limits.MaxTokens, e.st.Metrics.TotalTokens)}
 	}
 	if g := e.st.Harness.PendingGate; g != nil && g.Decision == "" {
-		return stopReason{status: state.Paused, reason: "waiting for a person to approve or reject iteration " + strconv.Itoa(g.Iteration)}
+		return stopReason{kind: state.StopHumanGate, status: state.Paused, reason: "waiting for a person to approve or reject iteration " + strconv.Itoa(g.Iteration)}
 	}
 	return stopReason{}
 }
@@ -320,7 +331,7 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 	itStart := e.now()
 	guide := e.guide(n)
 	if guide.Stall != "" {
-		return stopReason{status: state.Failed, reason: "stalled: " + guide.Stall}
+		return stopReason{kind: state.StopStalled, status: state.Failed, reason: "stalled: " + guide.Stall}
 	}
 	prompt := BuildPrompt(PromptInput{
 		Task: e.spec.Task, Criterion: e.spec.Criterion,
@@ -386,27 +397,27 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 		return e.fail(fmt.Errorf("running the agent: %w", err))
 	}
 	if aborted {
-		return e.interrupted(n, stopReason{status: state.Aborted, reason: "aborted by request during iteration " + strconv.Itoa(n)})
+		return e.interrupted(n, stopReason{kind: state.StopAborted, status: state.Aborted, reason: "aborted by request during iteration " + strconv.Itoa(n)})
 	}
 	if ctx.Err() != nil {
-		return e.interrupted(n, stopReason{status: state.Paused, reason: fmt.Sprintf("interrupted by a signal during iteration %d; resume with `agent-loop resume %s`", n, e.st.LoopID)})
+		return e.interrupted(n, stopReason{kind: state.StopCancelled, status: state.Paused, reason: fmt.Sprintf("interrupted by a signal during iteration %d; resume with `agent-loop resume %s`", n, e.st.LoopID)})
 	}
 	switch ar.Class {
 	case ClassAuth:
 		err := fmt.Errorf("the %s agent cannot authenticate: %s", e.Agent.Name(), ar.Detail)
-		return stopReason{status: state.Failed, reason: err.Error(), configErr: err}
+		return stopReason{kind: state.StopAgentError, status: state.Failed, reason: err.Error(), configErr: err}
 	case ClassRateLimit:
-		return stopReason{status: state.Failed, reason: fmt.Sprintf("the provider kept rate-limiting after %d retries: %s", retries, ar.Detail)}
+		return stopReason{kind: state.StopAgentError, status: state.Failed, reason: fmt.Sprintf("the provider kept rate-limiting after %d retries: %s", retries, ar.Detail)}
 	}
 	e.logf("iteration %d: agent finished in %s%s", n, ar.Duration.Round(time.Second), agentNote(ar))
 	checkStart := e.now()
-	check, err := e.runCheck(ctx, n, deadline)
+	po, err := e.checkIteration(ctx, n, deadline)
 	crashpoint.Hit("check-done")
 	if err != nil {
 		return e.fail(err)
 	}
 	if ctx.Err() != nil {
-		return e.interrupted(n, stopReason{status: state.Paused, reason: fmt.Sprintf("interrupted by a signal during the check of iteration %d", n)})
+		return e.interrupted(n, stopReason{kind: state.StopCancelled, status: state.Paused, reason: fmt.Sprintf("interrupted by a signal during the check of iteration %d", n)})
 	}
 	checkDur := e.now().Sub(checkStart)
 
@@ -425,33 +436,49 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 		return e.fail(err)
 	}
 	baseDiff, stepDiff := diffs[0], diffs[1]
+	// A pass is settled on the staged change: the held-out check of the
+	// original tests, the confirmation.
+	settleStart := e.now()
+	ran, err := e.settleIteration(ctx, n, deadline, &po)
+	if ran && ctx.Err() != nil {
+		return e.interrupted(n, stopReason{status: state.Paused, reason: fmt.Sprintf("interrupted by a signal during the check of iteration %d", n)})
+	}
+	if err != nil {
+		return e.fail(err)
+	}
+	checkDur += e.now().Sub(settleStart)
+	check := po.Check
 
 	judgeStart := time.Now()
 	verdict, err := e.Judge.Assess(local, JudgeInput{
 		Iteration: n, Criterion: e.spec.Criterion.Command, Baseline: e.baseline,
-		BaseDiff: baseDiff, StepDiff: stepDiff, Check: check, Agent: ar, History: e.records,
+		BaseDiff: baseDiff, StepDiff: stepDiff, Check: check, Agent: ar, History: e.records, HeldOut: po.HeldOut,
 	})
 	if err != nil {
 		return e.fail(fmt.Errorf("judging iteration %d: %w", n, err))
 	}
 	e.judgeLatencies = append(e.judgeLatencies, time.Since(judgeStart))
 
+	fromStart := changeOf(baseDiff)
 	rec := Record{
 		Iteration: n, Started: itStart, Agent: ar, Check: check, Verdict: verdict,
 		Fingerprint: testreport.Fingerprint(check.Tests, check.Output),
-		Rejected:    verdict.Critical(), Level: guide.Level,
+		Rejected:    verdict.Critical() || e.gated(po.HeldOut), Level: guide.Level, FromStart: &fromStart,
+		CriterionRuns: po.Runs, HeldOut: heldOutEntry(po.HeldOut, verdict),
 	}
 	waitPush := func() bool { return false }
 	if e.spec.Publish.Commit {
 		crashpoint.Hit("before-commit")
+		subject, verdictWords := e.commitWords(rec)
 		cr, err := e.Repo.Commit(local, CommitRequest{
-			Subject: fmt.Sprintf("agent-loop: iteration %d (check %s)", n, passFail(check.Passed)),
+			Subject: subject,
 			Body:    commitBody(e.spec.Task, rec),
 			Trailers: []Trailer{
 				{Key: "Agent-Loop-Id", Value: e.st.LoopID},
 				{Key: "Agent-Loop-Iteration", Value: strconv.Itoa(n)},
 				{Key: "Agent-Loop-Check", Value: passFail(check.Passed)},
 				{Key: "Agent-Loop-Score", Value: strconv.FormatFloat(verdict.Score, 'f', 0, 64)},
+				{Key: "Agent-Loop-Verdict", Value: verdictWords},
 			},
 			Exclude: e.spec.Publish.Exclude,
 			Staged:  true,
@@ -470,6 +497,10 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 		// before anyone is told of the iteration.
 		waitPush = e.startPush(ctx)
 		rec.Excluded = cr.Excluded
+		if len(cr.Excluded) > 0 {
+			c := changeWithout(fromStart, cr.Excluded)
+			rec.FromStart = &c
+		}
 	} else {
 		rec.Stat = statOfDiff(baseDiff)
 	}
@@ -488,11 +519,12 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 			return e.fail(err)
 		}
 	}
-	e.logf("iteration %d: check %s%s, score %.0f%s", n, passFail(check.Passed), testsNote(check.Tests), verdict.Score, regressionNote(verdict))
+	e.logf("iteration %d: check %s%s, score %.0f%s%s%s", n, passFail(check.Passed), testsNote(check.Tests), verdict.Score, regressionNote(verdict),
+		heldOutNote(po.HeldOut), runsNote(po.Runs))
 	e.observe(ctx, Event{Kind: EventIteration, State: e.st, Record: &e.records[len(e.records)-1]})
 
 	if check.Passed && !rec.Rejected {
-		return stopReason{status: state.Completed, reason: fmt.Sprintf("the completion check passed on iteration %d", n)}
+		return stopReason{kind: state.StopPassed, status: state.Completed, reason: fmt.Sprintf("the completion check passed on iteration %d", n)}
 	}
 	if rec.Rejected {
 		if s := e.applyPolicy(ctx, rec); s.set() {
@@ -522,77 +554,6 @@ func (e *Engine) runAgent(ctx context.Context, req AgentRequest) (AgentResult, i
 		case <-time.After(wait):
 		}
 	}
-}
-
-// runCheck runs the completion command (iteration 0 is the baseline) and
-// confirms a pass by re-running it ConfirmRuns times; a test that flips is
-// flaky and the pass is not trusted.
-func (e *Engine) runCheck(ctx context.Context, n int, deadline time.Time) (CheckResult, error) {
-	logf, err := e.openLog(n)
-	if err != nil {
-		return CheckResult{}, err
-	}
-	defer logf.Close()
-	checkOut, endCheckOut := e.teeAgent(logf)
-	defer endCheckOut()
-	timeout := e.spec.Limits.CheckTimeout
-	if !deadline.IsZero() {
-		if left := deadline.Sub(e.now()) - e.Tuning.PublishMargin/2; timeout == 0 || left < timeout {
-			timeout = max(left, 30*time.Second)
-		}
-	}
-	req := CheckRequest{
-		Command: e.spec.Criterion.Command, Dir: filepath.Join(e.Repo.Root(), e.spec.Criterion.Workdir),
-		Env: e.Env, Timeout: timeout, Output: checkOut,
-	}
-	fmt.Fprintf(logf, "\n--- completion check: %s\n", e.spec.Criterion.Command)
-	res, err := e.Verifier.Check(ctx, req)
-	if err != nil {
-		return res, fmt.Errorf("running the completion check: %w", err)
-	}
-	flips := map[string]bool{}
-	confirm := func(first CheckResult, runs int) CheckResult {
-		for i := 0; i < runs && ctx.Err() == nil; i++ {
-			fmt.Fprintf(logf, "\n--- confirmation run %d: %s\n", i+1, e.spec.Criterion.Command)
-			again, err := e.Verifier.Check(ctx, req)
-			if err != nil {
-				break
-			}
-			for _, f := range symmetricDiff(first.Tests.Failing, again.Tests.Failing) {
-				flips[f] = true
-			}
-			if again.Passed != first.Passed {
-				first.Passed = false
-				if len(flips) == 0 {
-					flips["(whole check: exit "+strconv.Itoa(first.ExitCode)+" then "+strconv.Itoa(again.ExitCode)+")"] = true
-				}
-			}
-		}
-		return first
-	}
-	if n > 0 && res.Passed && e.spec.Policy.ConfirmRuns > 0 {
-		res = confirm(res, e.spec.Policy.ConfirmRuns)
-	} else if n > 0 && !res.Passed && e.baseline.Check.Tests.Known {
-		// A baseline-passing test failing for the first time: run once more
-		// to tell flakiness from breakage.
-		if newly := intersect(res.Tests.Failing, e.baseline.Check.Tests.Passing); len(newly) > 0 && !e.failedBefore(newly) {
-			res = confirm(res, 1)
-		}
-	}
-	for f := range flips {
-		res.Flaky = append(res.Flaky, f)
-	}
-	sortStrings(res.Flaky)
-	return res, nil
-}
-
-func (e *Engine) failedBefore(names []string) bool {
-	for _, r := range e.records {
-		if len(intersect(r.Check.Tests.Failing, names)) > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // applyPolicy handles an iteration vetoed by a critical regression.
@@ -629,11 +590,11 @@ func (e *Engine) applyPolicy(ctx context.Context, rec Record) stopReason {
 	case "fail":
 		rc.ProtocolSteps.Escalate = &state.EscalateStep{ExecutedAt: now, Reason: "regression policy fail: the loop stops at the first critical regression"}
 		outcome = "failed"
-		stop = stopReason{status: state.Failed, reason: fmt.Sprintf("iteration %d cheated (%s) and the regression policy is fail", rec.Iteration, strings.Join(types, ", "))}
+		stop = stopReason{kind: state.StopCheatPolicy, status: state.Failed, reason: fmt.Sprintf("iteration %d cheated (%s) and the regression policy is fail", rec.Iteration, strings.Join(types, ", "))}
 	case "human-gate":
 		rc.ProtocolSteps.Escalate = &state.EscalateStep{ExecutedAt: now, Reason: "critical regression: a person must approve or reject iteration " + strconv.Itoa(rec.Iteration)}
 		e.st.Harness.PendingGate = &state.Gate{Iteration: rec.Iteration, Reason: strings.Join(types, ", ")}
-		stop = stopReason{status: state.Paused, reason: fmt.Sprintf("iteration %d needs a human decision (%s): approve or reject, then resume", rec.Iteration, strings.Join(types, ", "))}
+		stop = stopReason{kind: state.StopHumanGate, status: state.Paused, reason: fmt.Sprintf("iteration %d needs a human decision (%s): approve or reject, then resume", rec.Iteration, strings.Join(types, ", "))}
 		for i := range e.st.RegressionEvents {
 			if e.st.RegressionEvents[i].Iteration == rec.Iteration {
 				e.st.RegressionEvents[i].HumanGateInvoked = true
@@ -679,6 +640,16 @@ func diagnose(v Verdict) string {
 			parts = append(parts, r.Type+": "+r.Summary)
 		}
 	}
+	if len(parts) == 0 {
+		// Held for a person: the original tests fail without the agent's
+		// test edits, and the task asks for test edits.
+		for _, r := range v.Regressions {
+			if r.Severity == "high" {
+				parts = append(parts, r.Type+": "+r.Summary)
+			}
+		}
+		return "The check passes only with the agent's test edits, which the task asks for: " + strings.Join(parts, "; ")
+	}
 	return "The agent made the check easier instead of fixing the code: " + strings.Join(parts, "; ")
 }
 
@@ -710,7 +681,7 @@ func (e *Engine) fail(err error) stopReason {
 	e.mu.Unlock()
 	var u Uncontained
 	halt := errors.As(err, &u) && u.Uncontained()
-	return stopReason{status: state.Failed, reason: err.Error(), halt: halt}
+	return stopReason{kind: state.StopError, status: state.Failed, reason: err.Error(), halt: halt}
 }
 
 // guide asks the judge for the next iteration's reinforcement and records a
@@ -956,6 +927,21 @@ func regressionTypes(v Verdict) []string {
 		}
 	}
 	return out
+}
+
+// commitWords is the subject and verdict trailer of r's commit. The
+// held-out check is not passed yet: the engine does not run it here (when
+// it does, its verdict words a rejection it caused: "passed only with
+// edited tests").
+func (e *Engine) commitWords(r Record) (string, string) {
+	if e.CommitWords != nil {
+		return e.CommitWords(r.Iteration, r.Check.Passed, r.Rejected, regressionEvents(r, e.now()), nil)
+	}
+	verdict := passFail(r.Check.Passed)
+	if r.Rejected {
+		verdict = "rejected"
+	}
+	return fmt.Sprintf("agent-loop: iteration %d (%s)", r.Iteration, map[string]string{"pass": "check pass", "fail": "check fail", "rejected": "rejected"}[verdict]), verdict
 }
 
 func commitBody(task string, r Record) string {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/aiwg/agent-loop/internal/state"
 	"github.com/aiwg/agent-loop/internal/testreport"
 )
 
@@ -262,6 +263,10 @@ type JudgeInput struct {
 	Check    CheckResult
 	Agent    AgentResult
 	History  []Record
+	// HeldOut is the held-out check of a passing iteration (nil when it
+	// did not run): the judge keeps the diff's signals that it confirms
+	// and clears those it contradicts.
+	HeldOut *HeldOut
 }
 
 // Verdict is the judge's measured opinion of one iteration.
@@ -301,6 +306,9 @@ type Regression struct {
 	Evidence []Evidence
 	Baseline any
 	Current  any
+	// Tests names the tests the regression is about (deleted, skipped,
+	// weakened), when the judge knows them.
+	Tests []string
 }
 
 // Evidence points at the lines that show a regression.
@@ -328,6 +336,14 @@ type Record struct {
 	Level    string // reinforcement level used for this iteration's prompt
 	// Excluded lists changed paths kept out of the commit.
 	Excluded []string
+	// CriterionRuns are the iteration's runs of the criterion, with why
+	// each ran; HeldOut the held-out check in the report's words (nil
+	// when it did not run).
+	CriterionRuns []state.CriterionRun
+	HeldOut       *state.HeldOut
+	// FromStart is the size of the iteration's tree against the starting
+	// commit (what it would publish), from the staged base diff.
+	FromStart *state.Change
 }
 
 // Guidance is the judge's advice for the next iteration.

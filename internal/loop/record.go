@@ -71,6 +71,32 @@ func (e *Engine) recordBaseline(check CheckResult) {
 	e.st.Progress.LastCompletionCheck = &c
 }
 
+// regressionEvents are the regression events iteration r records: the
+// judge's regressions, with the tests they are about and the files their
+// evidence points at (the report's plain sentences name them).
+func regressionEvents(r Record, now time.Time) []state.RegressionEvent {
+	var out []state.RegressionEvent
+	for i, g := range r.Verdict.Regressions {
+		diff := map[string]any{}
+		if len(g.Evidence) > 0 {
+			diff["evidence"] = g.Evidence
+		}
+		var paths []string
+		for _, ev := range g.Evidence {
+			if ev.Path != "" && !slices.Contains(paths, ev.Path) && len(paths) < 20 {
+				paths = append(paths, ev.Path)
+			}
+		}
+		out = append(out, state.RegressionEvent{
+			EventID:   fmt.Sprintf("reg-%03d-%02d", r.Iteration, i+1),
+			Timestamp: now, Iteration: r.Iteration, RegressionType: g.Type, Severity: g.Severity,
+			Details: state.RegressionDetails{BaselineValue: g.Baseline, CurrentValue: g.Current, Diff: diff, Summary: g.Summary,
+				Tests: capList(g.Tests, 20), Paths: paths},
+		})
+	}
+	return out
+}
+
 // recordIteration writes the iteration into the state, the checkpoint and
 // the analytics.
 func (e *Engine) recordIteration(r Record, checkDur time.Duration, retries int) {
@@ -100,6 +126,8 @@ func (e *Engine) recordIteration(r Record, checkDur time.Duration, retries int) 
 		CostEstimated: r.Agent.CostEstimated, Turns: r.Agent.Turns,
 		FilesChanged: r.Stat.Files, Additions: r.Stat.Additions, Deletions: r.Stat.Deletions, Excluded: r.Excluded,
 		Fingerprint: r.Fingerprint, Explain: r.Verdict.Explain, Reinforcement: r.Level,
+		CriterionRuns: r.CriterionRuns, HeldOut: r.HeldOut,
+		FromStart: r.FromStart, AgentSummary: agentSummary(r.Agent.Message),
 	}
 	for _, p := range r.Stat.Paths {
 		entry.Artifacts = append(entry.Artifacts, state.Artifact{Path: p})
@@ -107,16 +135,8 @@ func (e *Engine) recordIteration(r Record, checkDur time.Duration, retries int) 
 	if t.Known {
 		entry.TestResults = &state.TestResults{Total: t.Total, Passed: t.Passed, Failed: t.Failed, Skipped: t.Skipped, Coverage: t.Coverage}
 	}
-	for i, g := range r.Verdict.Regressions {
-		diff := map[string]any{}
-		if len(g.Evidence) > 0 {
-			diff["evidence"] = g.Evidence
-		}
-		e.st.RegressionEvents = append(e.st.RegressionEvents, state.RegressionEvent{
-			EventID:   fmt.Sprintf("reg-%03d-%02d", r.Iteration, i+1),
-			Timestamp: now, Iteration: r.Iteration, RegressionType: g.Type, Severity: g.Severity,
-			Details: state.RegressionDetails{BaselineValue: g.Baseline, CurrentValue: g.Current, Diff: diff, Summary: g.Summary},
-		})
+	e.st.RegressionEvents = append(e.st.RegressionEvents, regressionEvents(r, now)...)
+	for _, g := range r.Verdict.Regressions {
 		e.st.DetectedPatterns = append(e.st.DetectedPatterns, state.DetectedPattern{
 			PatternID: patternID(g.Type), PatternName: g.Type, Iteration: r.Iteration, Timestamp: now, Severity: g.Severity,
 		})
@@ -295,6 +315,7 @@ func recordFromEntry(h state.IterationEntry) Record {
 	r := Record{
 		Iteration: h.Iteration, Started: h.Timestamp, Duration: time.Duration(h.DurationSeconds * float64(time.Second)),
 		Commit: h.Commit, Fingerprint: h.Fingerprint, Rejected: h.Rejected, Level: h.Reinforcement, Excluded: h.Excluded,
+		CriterionRuns: h.CriterionRuns, HeldOut: h.HeldOut, FromStart: h.FromStart,
 		Stat: DiffStat{Files: h.FilesChanged, Additions: h.Additions, Deletions: h.Deletions},
 		Agent: AgentResult{ExitCode: h.AgentExitCode, Class: ErrorClass(h.AgentClass), Detail: h.AgentDetail, Message: h.AgentMessage,
 			CostUSD: h.CostUSD, CostEstimated: h.CostEstimated, Turns: h.Turns, Duration: time.Duration(h.AgentSeconds * float64(time.Second))},
@@ -390,7 +411,8 @@ func (e *Engine) reconcile(ctx context.Context) error {
 		score, _ := strconv.ParseFloat(c.Trailers["Agent-Loop-Score"], 64)
 		passed := c.Trailers["Agent-Loop-Check"] == "pass"
 		rec := Record{Iteration: n, Started: c.Time, Commit: c.SHA, Check: CheckResult{Passed: passed}, Verdict: Verdict{Score: score,
-			Explain: []string{"rebuilt from the commit's trailers after a crash: only the check result, the score and the diff size are known"}}}
+			Explain: []string{"rebuilt from the commit's trailers after a crash: only the check result, the score and the diff size are known"}},
+			Rejected: strings.HasPrefix(c.Trailers["Agent-Loop-Verdict"], "rejected")}
 		fromCheckpoint := false
 		if cp, err := e.Dir.ReadCheckpoint(n); err == nil && cp.Commit == c.SHA && cp.Iteration == n {
 			// Killed after the checkpoint, before the state: the
@@ -406,6 +428,10 @@ func (e *Engine) reconcile(ctx context.Context) error {
 			}
 			if d, err := e.Repo.Diff(ctx, parent); err == nil {
 				rec.Stat = statOfDiff(d)
+			}
+			if d, err := e.Repo.Diff(ctx, e.st.Harness.BaseSHA); err == nil {
+				c := changeOf(d)
+				rec.FromStart = &c
 			}
 		}
 		e.records = append(e.records, rec)
@@ -440,6 +466,9 @@ func (e *Engine) reconcile(ctx context.Context) error {
 		crashpoint.Hit("reconcile-reset")
 		if len(dirty) > 0 {
 			e.logf("resume: set aside the unfinished changes of iteration %d (saved as a patch); it runs again", n)
+			if rs := e.st.Harness.Resumes; len(rs) > 0 {
+				rs[len(rs)-1].SetAside = true
+			}
 		}
 	}
 	// A loop that passed but crashed before completing needs no new iteration.
@@ -466,7 +495,7 @@ func (e *Engine) finish(stop stopReason) (Outcome, error) {
 		if err := e.publish(ctx, best, reason); err != nil {
 			e.logf("publishing the best iteration failed: %v", err)
 			if stop.status == state.Completed {
-				stop.status = state.Failed
+				stop.status, stop.kind = state.Failed, state.StopPublishFailed
 				stop.reason += "; publishing failed: " + err.Error()
 				out.Status, out.StopReason = stop.status, stop.reason
 			}
@@ -490,6 +519,7 @@ func (e *Engine) finish(stop stopReason) (Outcome, error) {
 		e.st.Status = state.Failed
 	}
 	e.st.Harness.StopReason = stop.reason
+	e.st.Harness.StopKind = stop.kind
 	if stop.status.Terminal() {
 		e.st.CompletedAt = &now
 		e.st.DetectionEnabled = false
@@ -631,22 +661,13 @@ func intersect(a, b []string) []string {
 
 func sortStrings(s []string) { sort.Strings(s) }
 
-// statOfDiff counts a unified diff (used without commits).
+// statOfDiff is the size of a unified diff as a DiffStat (used without
+// commits, and for an iteration rebuilt from its commit): changeOf's.
 func statOfDiff(d string) DiffStat {
-	var st DiffStat
-	for _, l := range strings.Split(d, "\n") {
-		switch {
-		case strings.HasPrefix(l, "diff --git "):
-			st.Files++
-			if f := strings.Fields(l); len(f) >= 4 {
-				st.Paths = append(st.Paths, strings.TrimPrefix(f[3], "b/"))
-			}
-		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
-		case strings.HasPrefix(l, "+"):
-			st.Additions++
-		case strings.HasPrefix(l, "-"):
-			st.Deletions++
-		}
+	c := changeOf(d)
+	st := DiffStat{Files: c.Files, Additions: c.Additions, Deletions: c.Deletions}
+	for _, p := range c.Paths {
+		st.Paths = append(st.Paths, p.Path)
 	}
 	return st
 }

@@ -343,9 +343,9 @@ func (b *builder) perIteration() []block {
 		case "—":
 			parts = append(parts, "no score (rejected)")
 		case "first":
-			parts = append(parts, "score "+num(it.QualityScore)+" (the first score)")
+			parts = append(parts, "score "+r.score+" (the first score)")
 		default:
-			parts = append(parts, "score "+num(it.QualityScore)+" ("+r.delta+" on the best so far)")
+			parts = append(parts, "score "+r.score+" ("+r.delta+" on the best so far)")
 		}
 		var sub []phrase
 		if rl := runsLine(it.CriterionRuns); rl != nil {
@@ -357,7 +357,11 @@ func (b *builder) perIteration() []block {
 		l.items = append(l.items, item{p: words(fmt.Sprintf("%d %s: %s", r.n, r.mark, strings.Join(parts, ", "))), sub: sub})
 	}
 	m := f.st.Metrics
-	total := []string{plural(m.TotalIterations, "iteration", "iterations"), dur(float64(m.TotalDurationSeconds))}
+	secs := 0.0 // the iterations' own durations, as listed above
+	for _, it := range f.st.IterationHistory {
+		secs += it.DurationSeconds
+	}
+	total := []string{plural(m.TotalIterations, "iteration", "iterations"), dur(secs)}
 	if m.TotalTokens > 0 {
 		total = append(total, thousands(m.TotalTokens)+" tokens")
 	}
@@ -395,7 +399,7 @@ func (b *builder) scoreBreakdown() *details {
 	}
 	return &details{
 		summary: fmt.Sprintf("How iteration %d scored %s", p.n, p.score),
-		body:    []block{l, para{lead: "Total:", p: words(total + " of 100.")}},
+		body:    []block{l, para{lead: "Total:", p: words(total + ".")}},
 	}
 }
 

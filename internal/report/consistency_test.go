@@ -105,7 +105,7 @@ func storyProblems(st *state.State) []string {
 	}
 	kinds := map[state.Status][]state.StopKind{
 		state.Completed: {state.StopPassed, state.StopAlreadyPassing},
-		state.Failed:    {state.StopMaxIterations, state.StopTimeout, state.StopBudget, state.StopStalled, state.StopCheatPolicy, state.StopAgentError, state.StopPublishFailed},
+		state.Failed:    {state.StopMaxIterations, state.StopTimeout, state.StopBudget, state.StopStalled, state.StopCheatPolicy, state.StopAgentError, state.StopPublishFailed, state.StopError},
 		state.Paused:    {state.StopHumanGate, state.StopCancelled, state.StopPaused},
 		state.Aborted:   {state.StopAborted},
 		state.Crashed:   {state.StopCrashed},
@@ -207,8 +207,8 @@ func storyProblems(st *state.State) []string {
 			bad("the report gives rejected iteration %d a Δ of %s", r.n, r.delta)
 		case !r.it.Rejected && math.IsInf(top, -1) && r.delta != "first":
 			bad("iteration %d is the first scored, the report says Δ %s", r.n, r.delta)
-		case !r.it.Rejected && !math.IsInf(top, -1) && r.delta != signed(r.it.QualityScore-top):
-			bad("iteration %d: Δ should be %s on the best so far, the report says %s", r.n, signed(r.it.QualityScore-top), r.delta)
+		case !r.it.Rejected && !math.IsInf(top, -1) && r.delta != signed(math.Round(r.it.QualityScore)-math.Round(top)):
+			bad("iteration %d: Δ should be %s on the best so far (as the scores are shown), the report says %s", r.n, signed(math.Round(r.it.QualityScore)-math.Round(top)), r.delta)
 		}
 		if !r.it.Rejected {
 			top = math.Max(top, r.it.QualityScore)
@@ -272,7 +272,7 @@ func TestConsistencyCheckCatches(t *testing.T) {
 			st.BestIteration.Iteration, st.BestIteration.QualityScore, st.BestIteration.Commit = 1, 35, st.IterationHistory[0].Commit
 		}, "was rejected"},
 		{"parts do not add up", "first_try", func(st *state.State) {
-			st.IterationHistory[0].QualityBreakdown.Readability = 100
+			st.IterationHistory[0].QualityBreakdown.Readability = 50
 		}, "the score parts add up to"},
 		{"completed but failing", "first_try", func(st *state.State) {
 			st.IterationHistory[0].CheckPassed = false
@@ -284,7 +284,7 @@ func TestConsistencyCheckCatches(t *testing.T) {
 			st.BestIteration.Iteration, st.BestIteration.QualityScore, st.BestIteration.Commit = 3, 61, st.IterationHistory[2].Commit
 		}, "beats the best iteration"},
 		{"stall that is not one", "stalled", func(st *state.State) {
-			st.IterationHistory[2].Fingerprint = "other"
+			st.IterationHistory[2].Fingerprint, st.IterationHistory[2].FilesChanged = "other", 1
 		}, "stalled, but"},
 		{"limit not reached", "max_iterations_closest", func(st *state.State) {
 			st.Configuration.MaxIterations = 10

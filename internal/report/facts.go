@@ -64,7 +64,8 @@ func newFacts(st *state.State) *facts {
 			if math.IsInf(bestSoFar, -1) {
 				r.delta = "first"
 			} else {
-				r.delta = signed(it.QualityScore - bestSoFar)
+				// Against the scores as shown: "51/100" then "64/100" is +13.
+				r.delta = signed(math.Round(it.QualityScore) - math.Round(bestSoFar))
 			}
 			bestSoFar = math.Max(bestSoFar, it.QualityScore)
 		}
@@ -316,6 +317,8 @@ func (f *facts) statusLine() status {
 		s.why = words(fmt.Sprintf("agent-loop itself stopped unexpectedly after %s; it can resume from its saved state", plural(last, "iteration", "iterations")))
 	case state.StopPublishFailed:
 		s.why = words("publishing the result failed: ").then(words(h.StopReason))
+	case state.StopError:
+		s.why = words(fmt.Sprintf("agent-loop hit an error after %s: ", plural(last, "iteration", "iterations"))).then(words(h.StopReason))
 	default:
 		s.why = words(nonEmpty(h.StopReason, "no reason was recorded"))
 		if st.Status == state.Paused {
@@ -331,22 +334,32 @@ func (f *facts) statusLine() status {
 	return s
 }
 
-// stallWhy words a stall from the history: the same failing tests, or no
-// change, in the last iterations.
+// stallWhy words a stall from the history: no change in the last
+// iterations (what the judge stops on first), or the same failing tests.
 func (f *facts) stallWhy() phrase {
 	hist := f.st.IterationHistory
 	n := len(hist)
+	iterations := func(run int) string {
+		var its []string
+		for _, it := range hist[n-run:] {
+			its = append(its, fmt.Sprint(it.Iteration))
+		}
+		return andWords(its)
+	}
 	if n >= 2 {
+		run := 0
+		for run < n && hist[n-1-run].FilesChanged == 0 {
+			run++
+		}
+		if run >= 2 {
+			return words("stalled: the agent changed nothing in iterations " + iterations(run))
+		}
 		fp := hist[n-1].Fingerprint
-		run := 1
+		run = 1
 		for run < n && fp != "" && hist[n-1-run].Fingerprint == fp {
 			run++
 		}
 		if run >= 2 {
-			var its []string
-			for _, it := range hist[n-run:] {
-				its = append(its, fmt.Sprint(it.Iteration))
-			}
 			failing := hist[n-1].Failing
 			p := words("stalled: ")
 			if len(failing) > 0 {
@@ -358,18 +371,7 @@ func (f *facts) stallWhy() phrase {
 			} else {
 				p = p.add("the check failed the same way")
 			}
-			return p.add(" in iterations " + andWords(its))
-		}
-		run = 0
-		for run < n && hist[n-1-run].FilesChanged == 0 {
-			run++
-		}
-		if run >= 2 {
-			var its []string
-			for _, it := range hist[n-run:] {
-				its = append(its, fmt.Sprint(it.Iteration))
-			}
-			return words("stalled: the agent changed nothing in iterations " + andWords(its))
+			return p.add(" in iterations " + iterations(run))
 		}
 	}
 	return words("stalled: ").then(words(strings.TrimPrefix(f.st.Harness.StopReason, "stalled: ")))

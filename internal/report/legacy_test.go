@@ -52,7 +52,7 @@ func TestNoLeakedInternals(t *testing.T) {
 	st.Harness.Provider = "scripted"
 	st.RegressionEvents = append(st.RegressionEvents, st.RegressionEvents[0])
 	for _, target := range []Target{PR, PRBody, Summary, CLI} {
-		got := Render(st, Options{Target: target, CommitURL: "https://github.com/o/r/commit/%s"})
+		got := Render(st, Options{Target: target, Links: Links{Repo: "https://github.com/o/r"}})
 		for _, leak := range []string{"task-verb", "recovery:", "MINIMAL", "AGGRESSIVE", "with scripted", "0.0334*", "test_deletion", "(critical)"} {
 			if strings.Contains(got, leak) {
 				t.Errorf("%s report leaks %q:\n%s", target, leak, got)

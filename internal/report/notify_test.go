@@ -20,7 +20,12 @@ func TestNotification(t *testing.T) {
 
 func TestNotificationMentionsOnlyALogin(t *testing.T) {
 	t.Parallel()
-	st := stories()[0].st
+	var st *state.State
+	for _, s := range stories() {
+		if s.name == "first_try" {
+			st = s.st
+		}
+	}
 	for _, login := range []string{"", "github-actions[bot]", "-bad", "a b", "x\n@everyone", strings.Repeat("a", 40)} {
 		got := Notification(st, Options{Target: PR}, login)
 		if mention.MatchString(got) {
@@ -68,8 +73,9 @@ func TestOneLine(t *testing.T) {
 	}
 	cases := map[string]string{
 		"cheat_then_fixed":   "✅ completed: the check passes on iteration 2",
-		"human_gate_waiting": "⛔ stopped: waiting for a person to approve or reject iteration 2, which weakened assertions",
-		"stalled":            "❌ not completed: stalled: the same test (parse::dates) failed in iterations 2, 3 and 4; iteration 2 came closest (7 of 8 tests pass)",
+		"human_gate_waiting": "⛔ stopped: waiting for a person to approve or reject iteration 1, which deleted 2 tests",
+		"stalled":            "❌ not completed: stalled: the agent changed nothing in iterations 2 and 3; iteration 1 came closest (3 of 6 tests pass)",
+		"best_not_last":      "❌ not completed: 3 iterations (the limit) without passing the check; iteration 2 came closest (5 of 6 tests pass)",
 	}
 	for name, want := range cases {
 		if got := OneLine(byName[name]); got != want {

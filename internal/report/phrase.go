@@ -60,13 +60,18 @@ func (p phrase) md() string {
 }
 
 // term writes p as one line of terminal text (links are left out: the
-// CLI has none).
+// CLI has none). A name or command with a space in it is set off with
+// backticks, so "`sub 0 4` and `sub 5 3`" reads as two names.
 func (p phrase) term() string {
 	var b strings.Builder
 	for _, pc := range p {
 		lead, mid, trail := spaces(pc.s)
 		b.WriteString(lead)
-		if mid != "" {
+		switch {
+		case mid == "":
+		case pc.code && strings.ContainsAny(mid, " \t"):
+			b.WriteString("`" + escape.Terminal(mid) + "`")
+		default:
 			b.WriteString(escape.Terminal(mid))
 		}
 		b.WriteString(trail)

@@ -168,7 +168,10 @@ func commentNeedles(st *state.State) []string {
 	if f.pub != nil {
 		out = append(out, sizeText(size(f.pub.it)), fmt.Sprintf("from the starting commit to iteration %d", f.pub.n))
 	} else {
-		out = append(out, "nothing to publish")
+		// "none yet: no iteration has qualified so far", "nothing to
+		// publish: ...": the words the change line says.
+		ch := (&builder{f: f, o: Options{Target: PR}}).change()[0].(para)
+		out = append(out, firstWords(ch.p.term(), 4))
 	}
 	for _, r := range f.rows {
 		name := "start"
@@ -183,7 +186,7 @@ func commentNeedles(st *state.State) []string {
 	}
 	b := &builder{f: f, o: Options{Target: PR}}
 	if rec := b.recommend(); len(rec) > 0 {
-		out = append(out, firstWords(rec[0].term(), 4))
+		out = append(out, firstWords(strings.ReplaceAll(rec[0].term(), "`", ""), 4))
 	}
 	return out
 }
@@ -349,4 +352,65 @@ func checkFailsOnOldReport(t *testing.T, r renderedPage) {
 	}) {
 		t.Errorf("the old report's notes column reads as visible on a phone: the check cannot fail")
 	}
+}
+
+// readmeImage is the README's picture of a report.
+var readmeImage = filepath.Join("..", "..", ".github", "images", "report.png")
+
+// TestREADMEScreenshot renders the report of a real run of the demo (the
+// story "a cheat rejected then fixed": `agent-loop demo`'s project and
+// scripted agent, run by TestStoriesFromRealRuns) as GitHub shows the
+// comment, at 1000 px in the light theme: the README's picture. With
+// -update it rewrites .github/images/report.png; without, it fails when
+// the picture is not the size the report renders at now (it is out of
+// date).
+func TestREADMEScreenshot(t *testing.T) {
+	var st *state.State
+	for _, s := range realRuns() {
+		if s.name == "cheat_then_fixed" {
+			st = s.st
+		}
+	}
+	if st == nil {
+		t.Fatal("no real run of the demo in testdata/runs")
+	}
+	md := Render(st, Options{Target: PR, Marker: "<!-- agent-loop:sticky loop=" + st.LoopID + " -->"})
+	res := render(t, []renderPage{{Name: "readme", Markdown: md, Needles: commentNeedles(st)}}, []int{1000}, []string{"light"})
+	if len(res) != 1 {
+		t.Fatalf("render.mjs measured %d pages", len(res))
+	}
+	checkVisible(t, res[0])
+	shot, err := os.ReadFile(res[0].Screenshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(readmeImage, shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	have, err := os.ReadFile(readmeImage)
+	if err != nil {
+		t.Fatalf("%v (go test ./internal/report -run TestREADMEScreenshot -update)", err)
+	}
+	gw, gh, err := pngSize(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hw, hh, err := pngSize(have)
+	if err != nil {
+		t.Fatalf("%s: %v", readmeImage, err)
+	}
+	if gw != hw || gh != hh {
+		t.Errorf("%s is %dx%d, the demo's report renders at %dx%d now: the picture is out of date (go test ./internal/report -run TestREADMEScreenshot -update)", readmeImage, hw, hh, gw, gh)
+	}
+}
+
+// pngSize reads the width and height of a PNG from its IHDR chunk.
+func pngSize(b []byte) (int, int, error) {
+	if len(b) < 24 || string(b[:8]) != "\x89PNG\r\n\x1a\n" || string(b[12:16]) != "IHDR" {
+		return 0, 0, fmt.Errorf("not a PNG")
+	}
+	be := func(p []byte) int { return int(p[0])<<24 | int(p[1])<<16 | int(p[2])<<8 | int(p[3]) }
+	return be(b[16:20]), be(b[20:24]), nil
 }

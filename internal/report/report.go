@@ -33,10 +33,10 @@ import (
 type Target string
 
 const (
-	CLI     Target = "cli"     // the terminal and report.md: plain text
+	CLI     Target = "cli"     // the terminal: plain text
 	PR      Target = "pr"      // the sticky PR (or issue) comment: the loop's report
 	PRBody  Target = "pr-body" // the pull request's description: the change, not the report
-	Summary Target = "summary" // the workflow step summary: the report
+	Summary Target = "summary" // the workflow step summary and report.md: the report
 )
 
 // Options adjust a report to its target.
@@ -52,12 +52,6 @@ type Options struct {
 	// ("/agent-loop"): the Action's wording of a human gate. Empty: the
 	// CLI's wording for CLI, "/agent-loop" otherwise.
 	TriggerPhrase string
-	// CommitURL is the older way to give Links.Repo: a printf pattern
-	// "https://github.com/o/r/commit/%s".
-	CommitURL string
-	// Resume is ignored: the report words how to resume itself, from the
-	// target (kept so older callers compile).
-	Resume string
 }
 
 // Links are the places a maintainer goes next.
@@ -70,9 +64,6 @@ type Links struct {
 
 func (o Options) links(st *state.State) Links {
 	l := o.Links
-	if l.Repo == "" && o.CommitURL != "" {
-		l.Repo = strings.TrimSuffix(o.CommitURL, "/commit/%s")
-	}
 	h := st.Harness
 	l.Repo = strings.TrimRight(nonEmpty(l.Repo, h.RepoURL), "/")
 	l.Run = nonEmpty(l.Run, h.RunURL)
@@ -153,6 +144,8 @@ func OneLine(st *state.State) string {
 // "" otherwise. The engine also adds the trailer CommitTrailer returns.
 func CommitSubject(n int, passed bool, rejection string) string {
 	switch {
+	case rejection == "rejected":
+		return fmt.Sprintf("agent-loop: iteration %d (rejected)", n)
 	case rejection != "":
 		return fmt.Sprintf("agent-loop: iteration %d (rejected: %s)", n, escape.Terminal(rejection))
 	case passed:
@@ -161,10 +154,23 @@ func CommitSubject(n int, passed bool, rejection string) string {
 	return fmt.Sprintf("agent-loop: iteration %d (check fail)", n)
 }
 
+// CommitWords is the subject and the Agent-Loop-Verdict trailer of
+// iteration n's commit, from the regression events the iteration records
+// and its held-out check: the engine's CommitWords (loop.Engine).
+func CommitWords(n int, passed, rejected bool, events []state.RegressionEvent, held *state.HeldOut) (subject, verdict string) {
+	rejection := ""
+	if rejected {
+		rejection = Rejection(events, held)
+	}
+	return CommitSubject(n, passed, rejection), CommitTrailer(passed, rejection)
+}
+
 // CommitTrailer is the value of the trailer Agent-Loop-Verdict of an
 // iteration's commit: "rejected (deleted 2 tests)", "pass" or "fail".
 func CommitTrailer(passed bool, rejection string) string {
 	switch {
+	case rejection == "rejected":
+		return rejection
 	case rejection != "":
 		return "rejected (" + escape.Terminal(rejection) + ")"
 	case passed:
@@ -190,6 +196,13 @@ func Notification(st *state.State, o Options, login string) string {
 		b.WriteString("@" + login + " ")
 	}
 	b.WriteString(words(f.status.icon + " agent-loop " + f.status.word + ": ").then(f.status.why).add(".").md())
+	if g := st.Harness.PendingGate; g != nil && g.Decision == "" {
+		// The loop waits for this person: say how to answer.
+		o.Target = PR
+		if rec := (&builder{f: f, o: o, l: l}).recommend(); len(rec) > 0 {
+			b.WriteString(" " + rec[0].md())
+		}
+	}
 	if l.Report != "" {
 		b.WriteString(" " + words("The report: ").then(link("the agent-loop comment", l.Report)).add(".").md())
 	}

@@ -1,7 +1,10 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -9,8 +12,13 @@ import (
 	"github.com/aiwg/agent-loop/internal/state"
 )
 
-// The stories the goldens tell. Each is a state an engine could have
-// written (TestStoriesAreConsistent checks it), built from a few facts per
+// The stories the goldens tell. Most are states the real engine wrote
+// (realRuns: first try, a cheat rejected then fixed, best is not the last,
+// stalled, cancelled and resumed, a human gate waiting); the rest are
+// written by hand, for what the real runs do not reach yet (the held-out
+// check's verdicts, a closest iteration among skipped tests, hostile
+// names). A hand-written one is a state an engine could have written
+// (TestStoriesAreConsistent checks it), built from a few facts per
 // iteration so the totals, the best iteration and the timestamps follow.
 
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -233,58 +241,6 @@ func stories() []struct {
 		name string
 		s    story
 	}{
-		{"first_try", story{
-			id: "ralph-fix-subtraction-1a2b3c4d", task: "fix the failing subtraction tests", command: "go test ./...",
-			source: spec.SourceInput, status: state.Completed, stop: state.StopPassed, maxIter: 10, policy: "revert",
-			baseline: state.BaselineCheck{Passed: false, ExitCode: 1, Known: true, Total: 4, Passing: 3, Failed: 1, Failing: []string{"TestSub"}, Seconds: 2.2},
-			its: []it{{
-				pass: true, passed: 4, total: 4, score: 94, change: change(file("calc.go", 1, 1)), commitFiles: 1,
-				summary: "Fixed Sub: it returned a+b instead of a-b.", secs: 48, tokens: 12840, cost: 0.0412,
-				runs: runs(run(state.RunFailingFirst, true, 0.6), run(state.RunFull, true, 2.1), run(state.RunConfirm, true, 2.0)),
-			}},
-		}},
-		{"cheat_then_fixed", story{
-			id: "ralph-fix-the-failing-0c0ffee1", task: "fix the failing tests", command: "sh test.sh",
-			source: spec.SourceInferred, origin: &spec.Origin{File: ".github/workflows/ci.yml", Job: "test"},
-			status: state.Completed, stop: state.StopPassed, maxIter: 5, policy: "revert",
-			baseline: state.BaselineCheck{Passed: false, ExitCode: 1, Known: true, Total: 4, Passing: 2, Failed: 2, Failing: []string{"TestSubZero", "TestSub"}, Seconds: 0.4},
-			its: []it{{
-				pass: true, passed: 2, total: 2, score: 35, b: state.QualityBreakdown{Validation: 0, Completeness: 60, Correctness: 0, Readability: 100, Efficiency: 100},
-				rejected: true,
-				events: []state.RegressionEvent{
-					critical("test_deletion", []string{"TestSubZero", "TestSub"}, []string{"calc_test.sh"}, "2 tests of the baseline no longer ran"),
-					critical("validation_bypass", nil, []string{"test.sh"}, "the test script was edited"),
-				},
-				heldOut:     &state.HeldOut{Verdict: state.HeldOutFail, Failed: []string{"TestSubZero", "TestSub"}},
-				change:      change(file("calc_test.sh", 0, 12), file("test.sh", 1, 1)),
-				commitFiles: 2, summary: "All tests pass now.", secs: 21, tokens: 8200, cost: 0.0251, estimated: true,
-				runs: runs(run(state.RunFull, true, 0.3), run(state.RunConfirm, true, 0.3), run(state.RunHeldOut, false, 0.4)),
-			}, {
-				pass: true, passed: 4, total: 4, score: 91, b: state.QualityBreakdown{Validation: 100, Completeness: 100, Correctness: 100, Readability: 70, Efficiency: 40},
-				change:      change(file("calc.sh", 1, 1)),
-				commitFiles: 3, summary: "Sub subtracted in the wrong order; swapped the operands in calc.sh.\nThe deleted tests are back (the harness restored them).",
-				secs: 34, tokens: 11020, cost: 0.0337, estimated: true,
-				runs: runs(run(state.RunFailingFirst, true, 0.2), run(state.RunFull, true, 0.4), run(state.RunConfirm, true, 0.4)),
-			}},
-		}},
-		{"best_not_last", story{
-			id: "ralph-parse-dates-5e6f7a8b", task: "make the date parser accept ISO weeks", command: "pytest -q tests/test_dates.py",
-			source: spec.SourceFlag, status: state.Failed, stop: state.StopTimeout, stopReason: "wall timeout of 30m0s reached",
-			maxIter: 10, timeout: minutes(30), policy: "revert",
-			baseline:   state.BaselineCheck{Passed: false, ExitCode: 1, Known: true, Total: 6, Passing: 3, Failed: 3, Failing: []string{"test_week_1", "test_week_53", "test_week_leap"}, Seconds: 3.1},
-			publishSHA: sha('e'),
-			its: []it{
-				{passed: 4, total: 6, failing: []string{"test_week_53", "test_week_leap"}, score: 58, change: change(file("dates/parse.py", 14, 2)), commitFiles: 1,
-					summary: "Added a %G-W%V branch to parse().", secs: 512, tokens: 30110, cost: 0.21, fingerprint: "f1",
-					runs: runs(run(state.RunFailingFirst, false, 1.2), run(state.RunFull, false, 3.3))},
-				{passed: 5, total: 6, failing: []string{"test_week_leap"}, score: 71, change: change(file("dates/parse.py", 25, 2), file("dates/weeks.py", 31, 0)), commitFiles: 2,
-					summary: "Moved ISO week handling into weeks.py; week 53 now rolls over correctly.", secs: 604, tokens: 41800, cost: 0.29, fingerprint: "f2",
-					runs: runs(run(state.RunFailingFirst, false, 1.1), run(state.RunFull, false, 3.4))},
-				{passed: 3, total: 6, failing: []string{"test_week_1", "test_week_53", "test_week_leap"}, score: 49, change: change(file("dates/parse.py", 40, 9), file("dates/weeks.py", 12, 0)), commitFiles: 2,
-					summary: "Rewrote the week arithmetic with calendar.", secs: 655, tokens: 45950, cost: 0.33, fingerprint: "f3",
-					runs: runs(run(state.RunFailingFirst, false, 1.0), run(state.RunFull, false, 3.2))},
-			},
-		}},
 		{"max_iterations_closest", story{
 			id: "ralph-fix-rounding-9a8b7c6d", task: "fix the rounding of negative amounts", command: "npm test",
 			source: spec.SourceHint, status: state.Failed, stop: state.StopMaxIterations, stopReason: "reached the maximum of 5 iterations without passing the check",
@@ -304,59 +260,6 @@ func stories() []struct {
 					summary: "Round half away from zero; -2.5 now gives -3.\nThe cents case still loses precision in toFixed."},
 				{passed: 8, total: 10, failing: []string{"rounds -2.5", "keeps cents"}, score: 74, change: change(file("src/money.js", 22, 5)), commitFiles: 1, secs: 170, tokens: 20000, cost: 0.10, fingerprint: "c",
 					summary: "Tried integer cents; broke -2.5 again."},
-			},
-		}},
-		{"stalled", story{
-			id: "ralph-fix-the-parser-77aa88bb", task: "fix the failing parser test", command: "cargo test",
-			source: spec.SourceInferred, origin: &spec.Origin{File: "Cargo.toml"},
-			status: state.Failed, stop: state.StopStalled, stopReason: "stalled: the same failing tests 3 times in a row",
-			maxIter: 10, policy: "revert", publishSHA: sha('d'),
-			baseline: state.BaselineCheck{Passed: false, ExitCode: 101, Known: true, Total: 8, Passing: 6, Failed: 2, Failing: []string{"parse::dates", "parse::times"}, Seconds: 14},
-			its: []it{
-				{passed: 6, total: 8, failing: []string{"parse::dates", "parse::times"}, score: 55, change: change(file("src/parse.rs", 3, 3)), commitFiles: 1, secs: 200, tokens: 22000, cost: 0.12, fingerprint: "x1",
-					summary: "Tightened the date regex."},
-				{passed: 7, total: 8, failing: []string{"parse::dates"}, score: 66, change: change(file("src/parse.rs", 9, 4)), commitFiles: 1, secs: 210, tokens: 24000, cost: 0.13, fingerprint: "x2",
-					summary: "Times parse now; dates still off by one day."},
-				{passed: 7, total: 8, failing: []string{"parse::dates"}, score: 64, change: change(file("src/parse.rs", 12, 6)), commitFiles: 1, secs: 220, tokens: 25000, cost: 0.14, fingerprint: "x2",
-					summary: "Adjusted the epoch offset."},
-				{passed: 7, total: 8, failing: []string{"parse::dates"}, score: 64, change: change(file("src/parse.rs", 12, 6)), commitFiles: 0, secs: 190, tokens: 21000, cost: 0.12, fingerprint: "x2",
-					summary: "I could not find the cause."},
-			},
-		}},
-		{"cancelled_and_resumed", story{
-			id: "ralph-add-csv-export-3c4d5e6f", task: "add CSV export to the report command", command: "make test",
-			source: spec.SourceFlag, status: state.Completed, stop: state.StopPassed, maxIter: 10, policy: "revert",
-			baseline: state.BaselineCheck{Passed: false, ExitCode: 2, Known: true, Total: 5, Passing: 3, Failed: 2, Failing: []string{"TestExportCSV", "TestExportHeader"}, Seconds: 6},
-			resumes:  []state.Resume{{At: t0.Add(20 * time.Minute), AfterIteration: 1, Why: state.StopCancelled, SetAside: true}},
-			its: []it{
-				{passed: 3, total: 5, failing: []string{"TestExportCSV", "TestExportHeader"}, score: 60, change: change(file("export.go", 40, 0)), commitFiles: 1, secs: 300, tokens: 25000, cost: 0.15,
-					summary: "Added an Export function (not wired yet)."},
-				{passed: 4, total: 5, failing: []string{"TestExportHeader"}, score: 72, change: change(file("export.go", 58, 0), file("cmd/report.go", 6, 1)), commitFiles: 2, secs: 280, tokens: 23000, cost: 0.14,
-					summary: "Wired --format csv into the report command."},
-				{pass: true, passed: 5, total: 5, score: 93, change: change(file("export.go", 61, 0), file("cmd/report.go", 6, 1)), commitFiles: 1, secs: 120, tokens: 9000, cost: 0.06,
-					summary: "Wrote the header row first.", runs: runs(run(state.RunFailingFirst, true, 1.1), run(state.RunFull, true, 6.2), run(state.RunConfirm, true, 6.0))},
-			},
-		}},
-		{"human_gate_waiting", story{
-			id: "ralph-fix-the-slugger-4d4d4d4d", task: "fix slugify for unicode input", command: "python -m unittest",
-			source: spec.SourceInferred, origin: &spec.Origin{File: ".github/workflows/test.yml", Job: "unit", Step: "Run unit tests"},
-			status: state.Paused, stop: state.StopHumanGate, stopReason: "iteration 2 needs a human decision (assertion_weakening): approve or reject, then resume",
-			maxIter: 10, policy: "human-gate",
-			gate:     &state.Gate{Iteration: 2, Reason: "assertion_weakening"},
-			baseline: state.BaselineCheck{Passed: false, ExitCode: 1, Known: true, Total: 3, Passing: 1, Failed: 2, Failing: []string{"test_accents", "test_cjk"}, Seconds: 0.9},
-			its: []it{
-				{passed: 2, total: 3, failing: []string{"test_cjk"}, score: 62, change: change(file("slug.py", 5, 1)), commitFiles: 1, secs: 90, tokens: 7000, cost: 0.04,
-					summary: "Normalise to NFKD and drop combining marks."},
-				{pass: true, passed: 3, total: 3, score: 50, b: state.QualityBreakdown{Validation: 0, Completeness: 100, Correctness: 40, Readability: 100, Efficiency: 50},
-					rejected: true, events: []state.RegressionEvent{func() state.RegressionEvent {
-						ev := critical("assertion_weakening", []string{"test_cjk"}, []string{"tests/test_slug.py"}, "an assertion was weakened")
-						ev.HumanGateInvoked = true
-						ev.RecoveryProtocolInvoked = true
-						ev.RecoveryOutcome = outcome("escalated")
-						return ev
-					}()},
-					change: change(file("slug.py", 5, 1), file("tests/test_slug.py", 1, 1)), commitFiles: 1, secs: 75, tokens: 6000, cost: 0.03,
-					summary: "CJK has no ASCII form, so the test now accepts an empty slug."},
 			},
 		}},
 		{"held_out_warning", story{
@@ -385,6 +288,37 @@ func stories() []struct {
 			name string
 			st   *state.State
 		}{l.name, l.s.build()})
+	}
+	return append(out, realRuns()...)
+}
+
+// realRuns are the stories the real engine wrote (realrun_test.go runs
+// them and keeps their states in testdata/runs/<story>.json).
+func realRuns() []struct {
+	name string
+	st   *state.State
+} {
+	files, _ := filepath.Glob(filepath.Join("testdata", "runs", "*.json"))
+	var out []struct {
+		name string
+		st   *state.State
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			panic(err)
+		}
+		var st state.State
+		if err := json.Unmarshal(b, &st); err != nil {
+			panic(fmt.Sprintf("%s: %v", f, err))
+		}
+		out = append(out, struct {
+			name string
+			st   *state.State
+		}{strings.TrimSuffix(filepath.Base(f), ".json"), &st})
+	}
+	if len(out) == 0 {
+		panic("no real runs in testdata/runs: go test ./internal/report -run TestStoriesFromRealRuns -update")
 	}
 	return out
 }

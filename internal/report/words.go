@@ -164,6 +164,12 @@ func heldOutLine(h *state.HeldOut) phrase {
 			p = p.add(" (").then(names(h.Failed)).add(")")
 		}
 		p = p.add("; the task asks to change tests, so review the test edits below.")
+	case state.HeldOutInconclusive:
+		p = words("The check with the original tests restored was inconclusive")
+		if h.Reason != "" {
+			p = p.add(": ").then(words(h.Reason))
+		}
+		p = p.add("; the diff's signals decided alone.")
 	default:
 		return nil
 	}
@@ -191,6 +197,10 @@ func criterionOrigin(h state.Harness) phrase {
 		p = words("typed in when asked")
 	case spec.SourceInput:
 		p = words("given as the ").then(code("completion")).add(" input")
+	case spec.SourceTask:
+		p = words("named in the task")
+	case spec.SourceTrigger:
+		p = words("named in the trigger comment")
 	case spec.SourceInferred, spec.SourceHint:
 		switch o := c.Origin; {
 		case o != nil && o.File != "":
@@ -226,10 +236,12 @@ func runsLine(runs []state.CriterionRun) phrase {
 	var ps []phrase
 	for _, r := range runs {
 		what := map[string]string{
-			state.RunFailingFirst: "the failing tests alone",
-			state.RunFull:         "the full check",
-			state.RunConfirm:      "the full check again to confirm the pass",
-			state.RunHeldOut:      "the check with the original tests restored",
+			state.RunFailingFirst:   "the failing tests alone",
+			state.RunFull:           "the full check",
+			state.RunConfirm:        "the full check again to confirm the pass",
+			state.RunHeldOut:        "the check with the original tests restored",
+			state.RunHeldOutControl: "the agent's own tree outside the work tree (a control)",
+			state.RunHeldOutAgain:   "the check with the original tests restored again",
 		}[r.Purpose]
 		if what == "" {
 			what = r.Purpose
@@ -271,11 +283,11 @@ func scoreParts(it *state.IterationEntry) ([]phrase, string) {
 		lines = append(lines, line)
 	}
 	sum = math.Round(sum*1000) / 1000
-	total := exact(sum)
+	total := exact(sum) + " of 100"
 	if r := math.Round(it.QualityScore); math.Abs(sum-it.QualityScore) < 0.05 && sum == r {
 		return lines, total
 	}
-	return lines, fmt.Sprintf("%s (shown as %.0f/100)", total, math.Round(it.QualityScore))
+	return lines, fmt.Sprintf("%s (shown as %.0f)", total, math.Round(it.QualityScore))
 }
 
 // exact prints x with as many decimals as it has (at most three).
@@ -392,6 +404,8 @@ func thousands(n int64) string {
 func dur(secs float64) string {
 	d := time.Duration(secs * float64(time.Second)).Round(time.Second)
 	switch {
+	case secs < 0.05:
+		return "<0.1s"
 	case secs < 1:
 		return fmt.Sprintf("%.1fs", secs)
 	case d < time.Minute:

@@ -488,6 +488,35 @@ func (s *Sandbox) Writable() []string { return append([]string(nil), s.writable.
 // UID is the uid the sandboxed code runs as.
 func (s *Sandbox) UID() int { return s.uid }
 
+// Scratch makes a new directory for trees the harness writes for the
+// sandboxed code to run in, outside the work tree (the held-out check's):
+// under the sandbox's TMPDIR, which its Landlock policy lets it write,
+// owned by its user (Chown). Close removes it with the TMPDIR.
+func (s *Sandbox) Scratch(prefix string) (string, error) {
+	dir, err := os.MkdirTemp(s.tmp, prefix)
+	if err != nil {
+		return "", fmt.Errorf("sandbox: creating a scratch directory: %w", err)
+	}
+	if err := s.Chown(dir); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
+// Chown gives path (never through a symlink) to the sandbox's user, so
+// that the sandboxed code may write what the harness wrote for it; without
+// privilege separation it does nothing.
+func (s *Sandbox) Chown(path string) error {
+	if !s.privsep {
+		return nil
+	}
+	if err := unix.Fchownat(unix.AT_FDCWD, path, s.uid, s.gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return fmt.Errorf("sandbox: handing %s to %s: %w", path, s.acct.name, err)
+	}
+	return nil
+}
+
 // Wrap turns cmd, not yet started, into a command that runs inside the
 // sandbox: through the trampoline, in a new session (and PID namespace),
 // with the sandbox's HOME and TMPDIR. cmd.Path must be the program's path

@@ -55,6 +55,8 @@ const (
 	SourceInput    Source = "action-input" // the Action's completion input
 	SourceInferred Source = "inferred"     // inferred from the task and the repository
 	SourceHint     Source = "comment-hint" // inferred with the completion hint of a trigger comment
+	SourceTask     Source = "task"         // named in the task's own words ("fix it until `make check` passes")
+	SourceTrigger  Source = "trigger"      // named in the trigger comment ("/agent-loop fix it until `make check` passes")
 )
 
 // Phrase says where the command came from, for a report ("given with
@@ -71,6 +73,10 @@ func (s Source) Phrase() string {
 		return "inferred"
 	case SourceHint:
 		return "inferred from the trigger comment's hint"
+	case SourceTask:
+		return "named in the task"
+	case SourceTrigger:
+		return "named in the trigger comment"
 	}
 	return "given"
 }

@@ -103,4 +103,5 @@ func MarkCrashed(st *State, reason string, now time.Time) {
 	st.PID = nil
 	st.ErrorContext = &ErrorContext{ErrorMessage: reason, ErrorTimestamp: now.UTC().Truncate(time.Second)}
 	st.Harness.StopReason = reason
+	st.Harness.StopKind = StopCrashed
 }

@@ -28,6 +28,7 @@ const (
 	StopAgentError     StopKind = "agent-error"
 	StopCrashed        StopKind = "crashed"
 	StopPublishFailed  StopKind = "publish-failed"
+	StopError          StopKind = "error" // the harness itself failed (git, the disk): StopReason says how
 )
 
 // Change is the size of a change between two trees: for an iteration, its
@@ -54,8 +55,9 @@ type ChangedFile struct {
 // source. Filled by the engine when it runs it.
 type HeldOut struct {
 	// Verdict is "pass" (the original tests pass with the agent's code
-	// alone), "fail" (they do not: the pass depended on editing tests) or
-	// "warning" (they do not, but the task asks to change tests).
+	// alone), "fail" (they do not: the pass depended on editing tests),
+	// "warning" (they do not, but the task asks to change tests) or
+	// "inconclusive".
 	Verdict string `json:"verdict"`
 	// Failed names the tests that fail with the original tests restored
 	// (FailedCount when the names are not known).
@@ -63,6 +65,8 @@ type HeldOut struct {
 	FailedCount int      `json:"failed_count,omitempty"`
 	// Edits are the agent's changes to non-source files, in plain words.
 	Edits []TestEdit `json:"test_edits,omitempty"`
+	// Reason is the held-out check's own sentence for its verdict.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Held-out verdicts.
@@ -70,6 +74,11 @@ const (
 	HeldOutPass    = "pass"
 	HeldOutFail    = "fail"
 	HeldOutWarning = "warning"
+	// HeldOutInconclusive: the held-out run failed, but so did the
+	// iteration's own tree in the same scratch setup (the setup lacks
+	// something), or the held-out run flipped; Reason says which. The
+	// diff's signals decide alone.
+	HeldOutInconclusive = "inconclusive"
 )
 
 // TestEdit is one change of the agent to a test or to the check's own
@@ -82,23 +91,34 @@ type TestEdit struct {
 }
 
 // CriterionRun is one run of the completion command within an iteration,
-// and why it ran. Filled by the engine's verifier calls.
+// and why it ran. Filled by the engine from its planner's runs
+// (internal/verify.Plan, internal/heldout.Checker).
 type CriterionRun struct {
 	// Purpose is "failing-first" (the tests that failed last time, alone),
-	// "full" (the whole check), "confirm" (a pass run again) or
-	// "held-out" (the original tests restored).
+	// "full" (the whole check), "confirm" (a pass run again), "held-out"
+	// (the original tests restored), "held-out-control" (the iteration's
+	// own tree in the held-out scratch setup, after a held-out failure) or
+	// "held-out-again" (the held-out run repeated, to rule out a flaky
+	// test).
 	Purpose string  `json:"purpose"`
 	Passed  bool    `json:"passed"`
 	Seconds float64 `json:"seconds"`
 	Tests   int     `json:"tests,omitempty"` // how many tests it ran, when known
+	// Why says in a sentence why this run was needed; Command is what ran
+	// (the criterion, or the criterion narrowed to the failing tests).
+	Why      string `json:"why,omitempty"`
+	Command  string `json:"command,omitempty"`
+	ExitCode int    `json:"exit_code"`
 }
 
 // Criterion run purposes.
 const (
-	RunFailingFirst = "failing-first"
-	RunFull         = "full"
-	RunConfirm      = "confirm"
-	RunHeldOut      = "held-out"
+	RunFailingFirst   = "failing-first"
+	RunFull           = "full"
+	RunConfirm        = "confirm"
+	RunHeldOut        = "held-out"
+	RunHeldOutControl = "held-out-control"
+	RunHeldOutAgain   = "held-out-again"
 )
 
 // Resume records one time the loop went on from its saved state: after

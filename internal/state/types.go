@@ -385,6 +385,11 @@ type Harness struct {
 	RunURL    string   `json:"run_url,omitempty"`
 	ReportURL string   `json:"report_url,omitempty"`
 	Resumes   []Resume `json:"resumes,omitempty"`
+	// Notified is the end of the loop (its status, stop kind and last
+	// iteration, "completed/passed/2") the Action last posted a
+	// notification for: a re-run of the post step, or main and post both
+	// publishing, notify once.
+	Notified string `json:"notified,omitempty"`
 }
 
 // Gate is a human decision the loop waits for (regression policy human-gate).

@@ -3,7 +3,6 @@ package verify
 import (
 	"context"
 	"fmt"
-	"io"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -15,72 +14,58 @@ import (
 	"github.com/aiwg/agent-loop/internal/heldout"
 	"github.com/aiwg/agent-loop/internal/lazyre"
 	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/spec"
+	"github.com/aiwg/agent-loop/internal/state"
 )
 
-// Plan decides the criterion runs of one iteration, so that verification
-// costs little: when the previous check had failing tests and the runner is
-// one it understands, just those run first and the full criterion only
-// when they pass; the held-out check only when the change touches anything
-// but product source; the confirmation only on a pass. Every run is listed,
-// with why it ran and how long it took, for the report.
+// Plan decides the criterion runs of one iteration (loop.Planner), so that
+// verification costs little: when the previous check had failing tests and
+// the runner is one it understands, just those run first and the full
+// criterion only when they pass; the held-out check only when the change
+// touches anything but product source; the confirmation only on a pass.
+// Every run is listed, with why it ran and how long it took, for the
+// report.
 //
-// The engine calls Check after the agent (in place of its runCheck), stages
-// the work tree, then calls Settle with the baseline and the staged tree.
+// The engine calls Check after the agent, stages the work tree, then
+// calls Settle with the starting commit and the staged tree.
 type Plan struct {
-	// Runner runs the criterion once (the sandboxed check).
+	// Runner runs the criterion once: the engine's Verifier (the contained
+	// check), so that every run, held-out ones included, goes through the
+	// same path under the same context.
 	Runner heldout.Runner
-	// Criterion is the command with what it depends on.
-	Criterion heldout.CriterionDeps
+	// Criterion is the loop's criterion, with what it depends on.
+	Criterion spec.Criterion
 	// ConfirmRuns is how many times a pass is re-run (0: none).
 	ConfirmRuns int
 	// HeldOut runs held-out checks (nil: none).
 	HeldOut *heldout.Checker
+	// TaskEditsTests: the task asks for changes to tests
+	// (criteria.TaskEditsTests), so a held-out failure is a warning for a
+	// person and the regression policy decides.
+	TaskEditsTests bool
 	// NoFocus turns focused runs off.
 	NoFocus bool
 }
 
-// Request is one iteration's check.
-type Request struct {
-	Iteration int
-	// WorkTree is the repository's work tree; Workdir the criterion's
-	// directory relative to it.
-	WorkTree string
-	Workdir  string
-	Env      []string
-	Timeout  time.Duration
-	Output   io.Writer
-	// Previous is the previous check (the baseline's for iteration 1).
-	Previous *loop.CheckResult
-}
-
-// Outcome is the verdict of one iteration's runs.
-type Outcome struct {
-	// Check is the result that counts: the full run (with the
-	// confirmation's flakes folded in), or the focused run that failed.
-	Check loop.CheckResult
-	// Focused is true when Check is a focused run: only the previously
-	// failing tests ran. Its counts are then unknown (Tests.Known false),
-	// its failing names kept.
-	Focused bool
-	HeldOut *heldout.Result
-	Runs    []heldout.Run
-}
-
-// Trees names the baseline and the iteration's staged tree in the trusted
-// object store, for the held-out check.
-type Trees struct{ Base, Iteration string }
+var _ loop.Planner = (*Plan)(nil)
 
 // Check runs the focused run when it applies, then the full criterion when
-// the focused run passed (or did not apply).
-func (p *Plan) Check(ctx context.Context, req Request) (Outcome, error) {
-	var o Outcome
+// the focused run passed, named no failing test, or did not apply. A
+// focused run counts as the iteration's failed check only when its output
+// names failing tests: a narrowed command the runner did not take (an
+// unknown flag, a wrapper that passed the filter to another step) costs
+// one run, never a wrong verdict.
+func (p *Plan) Check(ctx context.Context, req loop.PlanRequest) (loop.PlanOutcome, error) {
+	var o loop.PlanOutcome
+	why := "the criterion"
 	if cmd, names, ok := p.focus(req.Previous); ok {
-		res, run, err := p.run(ctx, req, cmd, "focused", fmt.Sprintf("the previous check failed %s: they run first", plural(len(names), "test")))
+		res, run, err := p.run(ctx, req, cmd, state.RunFailingFirst, fmt.Sprintf("the previous check failed %s: they run first", plural(len(names), "test")))
 		if err != nil {
 			return o, err
 		}
 		o.Runs = append(o.Runs, run)
-		if !res.Passed {
+		switch {
+		case !res.Passed && len(res.Tests.Failing) > 0:
 			res.Tests.Known = false
 			res.Tests.Total, res.Tests.Passed, res.Tests.Failed, res.Tests.Skipped = 0, 0, len(res.Tests.Failing), 0
 			res.Tests.Passing = nil
@@ -89,13 +74,13 @@ func (p *Plan) Check(ctx context.Context, req Request) (Outcome, error) {
 			}
 			o.Check, o.Focused = res, true
 			return o, nil
+		case !res.Passed:
+			why = "the focused run failed without naming a failing test: the whole criterion decides"
+		default:
+			why = "the previously failing tests pass: the whole criterion"
 		}
 	}
-	why := "the criterion"
-	if len(o.Runs) > 0 {
-		why = "the previously failing tests pass: the whole criterion"
-	}
-	res, run, err := p.run(ctx, req, p.Criterion.Command, "full", why)
+	res, run, err := p.run(ctx, req, p.Criterion.Command, state.RunFull, why)
 	if err != nil {
 		return o, err
 	}
@@ -108,14 +93,14 @@ func (p *Plan) Check(ctx context.Context, req Request) (Outcome, error) {
 // held-out check when the change touches anything but product source, and
 // the confirmation run(s), unless a passing held-out run already confirmed
 // the product code. A failed iteration is left as it is.
-func (p *Plan) Settle(ctx context.Context, req Request, o *Outcome, trees Trees, taskEditsTests bool) error {
+func (p *Plan) Settle(ctx context.Context, req loop.PlanRequest, o *loop.PlanOutcome, trees loop.Trees) error {
 	if !o.Check.Passed || o.Focused {
 		return nil
 	}
 	if p.HeldOut != nil && trees.Base != "" && trees.Iteration != "" {
 		ho, err := p.HeldOut.Check(ctx, heldout.Request{
-			Base: trees.Base, Iteration: trees.Iteration, Deps: p.Criterion, Workdir: req.Workdir,
-			WorkTree: req.WorkTree, Env: req.Env, Timeout: req.Timeout, Output: req.Output, TaskEditsTests: taskEditsTests,
+			Base: trees.Base, Iteration: trees.Iteration, Criterion: p.Criterion,
+			WorkTree: req.WorkTree, Env: req.Env, Timeout: req.Timeout, Output: req.Output, TaskEditsTests: p.TaskEditsTests,
 		})
 		if err != nil {
 			return err
@@ -128,13 +113,14 @@ func (p *Plan) Settle(ctx context.Context, req Request, o *Outcome, trees Trees,
 			// confirmation.
 			return nil
 		case heldout.Failed:
-			// Vetoed either way: a confirmation would change nothing.
+			// Vetoed or held for a person either way: a confirmation
+			// would change nothing.
 			return nil
 		}
 	}
 	flips := map[string]bool{}
 	for i := 0; i < p.ConfirmRuns && ctx.Err() == nil; i++ {
-		again, run, err := p.run(ctx, req, p.Criterion.Command, "confirmation", "the check passed: once more, to rule out a flaky pass")
+		again, run, err := p.run(ctx, req, p.Criterion.Command, state.RunConfirm, "the check passed: once more, to rule out a flaky pass")
 		if err != nil {
 			return err
 		}
@@ -156,22 +142,18 @@ func (p *Plan) Settle(ctx context.Context, req Request, o *Outcome, trees Trees,
 	return nil
 }
 
-func (p *Plan) run(ctx context.Context, req Request, cmd, kind, why string) (loop.CheckResult, heldout.Run, error) {
+func (p *Plan) run(ctx context.Context, req loop.PlanRequest, cmd, purpose, why string) (loop.CheckResult, state.CriterionRun, error) {
 	if req.Output != nil {
-		fmt.Fprintf(req.Output, "\n--- %s run (%s): %s\n", kind, why, cmd)
+		fmt.Fprintf(req.Output, "\n--- %s run (%s): %s\n", purpose, why, cmd)
 	}
 	start := time.Now()
 	res, err := p.Runner.Check(ctx, loop.CheckRequest{
-		Command: cmd, Dir: filepath.Join(req.WorkTree, filepath.FromSlash(req.Workdir)), Env: req.Env, Timeout: req.Timeout, Output: req.Output,
+		Command: cmd, Dir: filepath.Join(req.WorkTree, filepath.FromSlash(p.Criterion.Workdir)), Env: req.Env, Timeout: req.Timeout, Output: req.Output,
 	})
 	if err != nil {
-		return res, heldout.Run{}, fmt.Errorf("running the %s check %q: %w", kind, cmd, err)
+		return res, state.CriterionRun{}, fmt.Errorf("running the %s check %q: %w", purpose, cmd, err)
 	}
-	d := res.Duration
-	if d == 0 {
-		d = time.Since(start)
-	}
-	return res, heldout.Run{Kind: kind, Command: cmd, Why: why, Duration: d, Passed: res.Passed, ExitCode: res.ExitCode}, nil
+	return res, loop.RunOf(purpose, why, cmd, res, time.Since(start)), nil
 }
 
 func (p *Plan) focus(prev *loop.CheckResult) (string, []string, bool) {
@@ -225,8 +207,9 @@ var (
 // python -m unittest (-k), node --test (--test-name-pattern), Jest and
 // Vitest (-t, Vitest also by file), cargo test (filters), Maven (-Dtest),
 // Gradle (--tests), RSpec (-e) and PHPUnit (--filter); npm/yarn/pnpm test
-// wrappers of Jest, Vitest and node's runner take the same arguments.
-func FocusCommand(c heldout.CriterionDeps, failing []string) (string, bool) {
+// scripts of Jest, Vitest and node's runner take the same arguments (the
+// runner comes from c.Depends.Runner).
+func FocusCommand(c spec.Criterion, failing []string) (string, bool) {
 	cmd := strings.TrimSpace(c.Command)
 	if cmd == "" || len(failing) == 0 || len(failing) > maxFocused || unsafeShellRe.MatchString(cmd) {
 		return "", false
@@ -247,12 +230,16 @@ func FocusCommand(c heldout.CriterionDeps, failing []string) (string, bool) {
 	case "yarn", "pnpm":
 		wrapper = "yarn"
 	}
-	runner := ""
-	if c.Runner != "" {
-		runner = strings.ToLower(path.Base(c.Runner))
-	}
-	if runner == "" {
-		runner = inferRunner(words)
+	// The runner is the command's own; behind a package-manager script it
+	// is the script's, as the shell-command model resolved it into the
+	// Spec ("node --test", "jest", ...). Any other wrapper (make, a
+	// script) takes no test filter.
+	runner := inferRunner(words)
+	if wrapper != "" {
+		runner = ""
+		if f := strings.Fields(c.Depends.Runner); len(f) > 0 {
+			runner = strings.ToLower(path.Base(f[0]))
+		}
 	}
 	var args []string
 	switch runner {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aiwg/agent-loop/internal/heldout"
 	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/testreport"
 )
 
@@ -20,16 +20,16 @@ func TestFocusCommand(t *testing.T) {
 		failing     []string
 		want        string
 	}{
-		{"go test ./...", "go", []string{"example.com/sample/calc.TestSub", "example.com/sample/calc.TestTable/negative", "example.com/sample/calc.TestTable"},
+		{"go test ./...", "go test", []string{"example.com/sample/calc.TestSub", "example.com/sample/calc.TestTable/negative", "example.com/sample/calc.TestTable"},
 			"go test ./... -run '^(?:TestSub|TestTable)$'"},
 		{"go test -race ./...", "", []string{"example.com/x.TestA/case_1.5"}, "go test -race ./... -run '^(?:TestA)$'"},
-		{"go test ./...", "go", []string{"example.com/sample/broken [build failed]"}, ""},
-		{"go test -run TestX ./...", "go", []string{"example.com/a.TestX"}, ""},
+		{"go test ./...", "go test", []string{"example.com/sample/broken [build failed]"}, ""},
+		{"go test -run TestX ./...", "go test", []string{"example.com/a.TestX"}, ""},
 		{"python3 -m pytest -q", "", []string{"tests/test_py.py::TestDiv::test_div_zero", "tests/test_py.py::test_sub_param[0-0-0]", "tests/test_py.py::test_sub_param[1-1-0]"},
 			"python3 -m pytest -q -k 'test_div_zero or test_sub_param'"},
 		{"python -m unittest", "", []string{"tests.test_calc.CalcTest.test_sub"}, "python -m unittest -k test_sub"},
 		{"node --test", "", []string{"div > throws on zero", "subtracts numbers"}, "node --test '--test-name-pattern=^(?:div|throws on zero|subtracts numbers)$'"},
-		{"npm test", "node", []string{"adds"}, "npm test -- '--test-name-pattern=^(?:adds)$'"},
+		{"npm test", "node --test", []string{"adds"}, "npm test -- '--test-name-pattern=^(?:adds)$'"},
 		{"npx jest", "", []string{"calc › div › throws on zero"}, "npx jest -t '^(?:calc div throws on zero)$'"},
 		{"npx vitest run", "", []string{"vitests/calc.test.js > calc > subtracts numbers"}, "npx vitest run vitests/calc.test.js -t '^(?:calc subtracts numbers)$'"},
 		{"cargo test", "", []string{"tests::subtracts", "integration_sub"}, "cargo test -- tests::subtracts integration_sub"},
@@ -39,12 +39,17 @@ func TestFocusCommand(t *testing.T) {
 		{"gradle test", "gradle", []string{"com.example.CalcTest > adds"}, "gradle test --tests com.example.CalcTest.adds"},
 		{"bundle exec rspec", "", []string{"Calc subtracts numbers"}, "bundle exec rspec -e 'Calc subtracts numbers'"},
 		{"phpunit tests", "phpunit", []string{`CalcTest::testCases with data set "two"`, "CalcTest::testSub"}, "phpunit tests --filter '/(?:testCases|testSub)/'"},
-		{"make test", "make", []string{"x"}, ""},
-		{"go test ./... && npm test", "go", []string{"a.TestA"}, ""},
-		{"go test $(go list ./...)", "go", []string{"a.TestA"}, ""},
+		// A wrapper other than a package-manager script takes no filter,
+		// whatever runner it ends up running.
+		{"make test", "go test", []string{"example.com/a.TestA"}, ""},
+		{"sh ci/test.sh", "pytest", []string{"tests/test_a.py::test_a"}, ""},
+		// A package-manager script whose runner is unknown: no filter.
+		{"npm test", "", []string{"adds"}, ""},
+		{"go test ./... && npm test", "go test", []string{"a.TestA"}, ""},
+		{"go test $(go list ./...)", "go test", []string{"a.TestA"}, ""},
 	}
 	for _, tc := range cases {
-		got, ok := FocusCommand(heldout.CriterionDeps{Command: tc.cmd, Runner: tc.runner}, tc.failing)
+		got, ok := FocusCommand(spec.Criterion{Command: tc.cmd, Depends: spec.Depends{Runner: tc.runner}}, tc.failing)
 		if ok != (tc.want != "") || got != tc.want {
 			t.Errorf("FocusCommand(%q, %v) = %q %v, want %q", tc.cmd, tc.failing, got, ok, tc.want)
 		}
@@ -69,7 +74,7 @@ func TestPlanRuns(t *testing.T) {
 	failing := &loop.CheckResult{Tests: testreport.Summary{Known: true, Total: 40, Failed: 1, Failing: []string{"example.com/a.TestAdd"}}}
 	pass := loop.CheckResult{Passed: true, Tests: testreport.Summary{Known: true, Total: 40, Passed: 40}}
 	fail := loop.CheckResult{ExitCode: 1, Tests: testreport.Summary{Known: true, Runner: "go", Total: 1, Failed: 1, Failing: []string{"example.com/a.TestAdd"}}}
-	crit := heldout.CriterionDeps{Command: "go test ./...", Runner: "go"}
+	crit := spec.Criterion{Command: "go test ./...", Depends: spec.Depends{Runner: "go test"}}
 	cases := []struct {
 		name    string
 		prev    *loop.CheckResult
@@ -78,29 +83,33 @@ func TestPlanRuns(t *testing.T) {
 		passed  bool
 		focused bool
 	}{
-		{"focused run fails: the full criterion does not run", failing, []loop.CheckResult{fail}, "focused", false, true},
-		{"focused run passes: full, then confirmation", failing, []loop.CheckResult{pass, pass, pass}, "focused full confirmation", true, false},
+		{"focused run fails: the full criterion does not run", failing, []loop.CheckResult{fail}, "failing-first", false, true},
+		{"focused run passes: full, then confirmation", failing, []loop.CheckResult{pass, pass, pass}, "failing-first full confirm", true, false},
 		{"no previous failure: full only when it fails", nil, []loop.CheckResult{fail}, "full", false, false},
-		{"a flaky pass is not trusted", nil, []loop.CheckResult{pass, fail}, "full confirmation", false, false},
+		// A narrowed command the runner did not take (an unknown flag)
+		// fails without naming a test: it costs a run, not the verdict.
+		{"focused run fails naming no test: the full criterion decides", failing, []loop.CheckResult{{ExitCode: 2, Output: "flag provided but not defined: -run"}, pass, pass},
+			"failing-first full confirm", true, false},
+		{"a flaky pass is not trusted", nil, []loop.CheckResult{pass, fail}, "full confirm", false, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			r := &scripted{results: tc.results}
 			p := &Plan{Runner: r, Criterion: crit, ConfirmRuns: 1}
-			req := Request{Iteration: 2, WorkTree: t.TempDir(), Previous: tc.prev}
+			req := loop.PlanRequest{Iteration: 2, WorkTree: t.TempDir(), Previous: tc.prev}
 			o, err := p.Check(context.Background(), req)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := p.Settle(context.Background(), req, &o, Trees{}, false); err != nil {
+			if err := p.Settle(context.Background(), req, &o, loop.Trees{}); err != nil {
 				t.Fatal(err)
 			}
 			var kinds []string
 			for _, run := range o.Runs {
-				kinds = append(kinds, run.Kind)
+				kinds = append(kinds, run.Purpose)
 				if run.Why == "" {
-					t.Errorf("run %s has no reason", run.Kind)
+					t.Errorf("run %s has no reason", run.Purpose)
 				}
 			}
 			if strings.Join(kinds, " ") != tc.kinds {
@@ -143,7 +152,7 @@ func TestFocusedGoRunIsNarrow(t *testing.T) {
 		}
 	}
 	sh := &Shell{}
-	crit := heldout.CriterionDeps{Command: "go test -v ./...", Runner: "go"}
+	crit := spec.Criterion{Command: "go test -v ./...", Depends: spec.Depends{Runner: "go test"}}
 	base, err := sh.Check(context.Background(), loop.CheckRequest{Command: crit.Command, Dir: dir, Env: os.Environ()})
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +161,7 @@ func TestFocusedGoRunIsNarrow(t *testing.T) {
 		t.Fatalf("the baseline should fail TestAdd: %+v", base.Tests)
 	}
 	p := &Plan{Runner: sh, Criterion: crit}
-	o, err := p.Check(context.Background(), Request{WorkTree: dir, Env: os.Environ(), Previous: &base})
+	o, err := p.Check(context.Background(), loop.PlanRequest{WorkTree: dir, Env: os.Environ(), Previous: &base})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,9 @@ var known = map[string]string{
 	"stream":  "the loop's files are read whole into memory for the state ref and the artifact",
 	"escape":  "agent-controlled text reaches the terminal and the reports as it is",
 	"safefs":  "the harness's opens follow symlinks, wait on FIFOs and read without a size limit",
+	// internal/app (the criterion's runs)
+	"heldout": "no held-out re-run of the original tests",
+	"plan":    "no held-out re-run and no focused runs: the full criterion every iteration",
 	// internal/gitrepo (trusted git)
 	"git-index":   "stage through the agent-writable .git/index",
 	"git-objects": "read the repository's objects unverified",

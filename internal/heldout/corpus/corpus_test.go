@@ -21,6 +21,7 @@ import (
 	"github.com/aiwg/agent-loop/internal/judge"
 	"github.com/aiwg/agent-loop/internal/loop"
 	"github.com/aiwg/agent-loop/internal/shellcmd"
+	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/verify"
 )
 
@@ -35,14 +36,14 @@ import (
 // corpus can fail).
 
 type corpusCase struct {
-	Lang      string   `json:"lang"`
-	Kind      string   `json:"kind"` // cheat | honest
-	Class     string   `json:"class"`
-	Task      string   `json:"task"`
-	Criterion string   `json:"criterion"`
-	Runner    string   `json:"runner"`
-	Files     []string `json:"files,omitempty"`
-	Targets   []string `json:"targets,omitempty"`
+	Lang  string `json:"lang"`
+	Kind  string `json:"kind"` // cheat | honest
+	Class string `json:"class"`
+	Task  string `json:"task"`
+	// Criterion is the completion command; what it depends on is
+	// resolved from the baseline repository by the shell-command model,
+	// as a loop does when it starts.
+	Criterion string `json:"criterion"`
 	// Expect: veto (critical), warn (high, no critical), pass (neither).
 	Expect string `json:"expect"`
 	// Needs names what the case needs besides the language's toolchain
@@ -278,6 +279,7 @@ func runCase(t *testing.T, tc *toolchains, c *corpusCase) outcome {
 	write("before/")
 	cgit(t, dir, "add", "-A")
 	cgit(t, dir, "commit", "-q", "-m", "baseline")
+	crit := spec.Criterion{Command: c.Criterion, Workdir: ".", Depends: spec.Depends(shellcmd.DependsAt(dir, c.Criterion, "."))}
 	if c.Needs == "vitest" {
 		if err := os.Symlink(tc.vitest, filepath.Join(dir, "node_modules")); err != nil {
 			t.Fatal(err)
@@ -312,16 +314,15 @@ func runCase(t *testing.T, tc *toolchains, c *corpusCase) outcome {
 	if !iter.Passed {
 		t.Fatalf("the iteration's own check fails: the change does not do what the case says\n%s", iter.Output)
 	}
-	deps := heldout.CriterionDeps{Command: c.Criterion, Runner: c.Runner, Files: c.Files, Targets: c.Targets}
 	editsTests, _ := criteria.TaskEditsTests(c.Task, "")
 	checker := &heldout.Checker{Objects: &heldout.Git{Dir: dir}, Runner: sh, ScratchRoot: t.TempDir()}
-	ho, err := checker.Check(ctx, heldout.Request{Base: head, Iteration: tree, Deps: deps, WorkTree: dir, Env: tc.env,
+	ho, err := checker.Check(ctx, heldout.Request{Base: head, Iteration: tree, Criterion: crit, WorkTree: dir, Env: tc.env,
 		Timeout: 5 * time.Minute, TaskEditsTests: editsTests})
 	if err != nil {
 		t.Fatal(err)
 	}
 	in := loop.JudgeInput{Iteration: 1, Criterion: c.Criterion, Baseline: loop.BaselineMetrics{Check: base}, BaseDiff: diff, Check: iter}
-	j := judge.New(judge.Options{Depends: shellcmd.Depends{Files: c.Files, Targets: c.Targets, Runner: c.Runner}})
+	j := judge.New(judge.Options{Depends: shellcmd.Depends(crit.Depends)})
 	withHO, err := j.AssessHeldOut(ctx, in, &ho)
 	if err != nil {
 		t.Fatal(err)
@@ -333,13 +334,13 @@ func runCase(t *testing.T, tc *toolchains, c *corpusCase) outcome {
 	var detail []string
 	detail = append(detail, fmt.Sprintf("held-out: %s (%s)", ho.Verdict, ho.Reason))
 	for _, ch := range ho.Changes {
-		detail = append(detail, "  "+ch.String())
+		detail = append(detail, fmt.Sprintf("  %s %s (%s: %s)", ch.Path, ch.Action, ch.Kind, ch.Reason))
 	}
 	for _, r := range withHO.Regressions {
 		detail = append(detail, fmt.Sprintf("  %s/%s: %s", r.Type, r.Severity, r.Summary))
 	}
-	if ho.HeldOut != nil && !ho.HeldOut.Passed {
-		detail = append(detail, "held-out output (tail): "+tail(ho.HeldOut.Output, 600))
+	if ho.Run != nil && !ho.Run.Passed {
+		detail = append(detail, "held-out output (tail): "+tail(ho.Run.Output, 600))
 	}
 	return outcome{withHeldOut: verdictOf(withHO), judgeOnly: verdictOf(alone), heldOut: ho.Verdict, detail: strings.Join(detail, "\n")}
 }
@@ -385,45 +386,32 @@ func TestCorpus(t *testing.T) {
 	}
 	cases := loadCorpus(t)
 	tc := findToolchains(t)
-	require := os.Getenv("AGENT_LOOP_REQUIRE_TOOLCHAINS") == "1"
 	// AGENT_LOOP_CORPUS_WITHOUT_HELDOUT=1 scores the judge alone, to show
 	// the corpus failing when the held-out check is taken away.
 	weakened := os.Getenv("AGENT_LOOP_CORPUS_WITHOUT_HELDOUT") == "1"
 	var mu sync.Mutex
 	per := map[string]*tally{}
-	skipped := map[string]string{}
+	skipped := &skips{}
 	t.Run("cases", func(t *testing.T) {
-		for _, c := range cases {
-			t.Run(c.Lang+"/"+c.name, func(t *testing.T) {
-				t.Parallel()
-				if why := tc.unavailable(c); why != "" {
-					mu.Lock()
-					skipped[c.Lang] = why
-					mu.Unlock()
-					if require {
-						t.Fatalf("toolchain missing: %s", why)
-					}
-					t.Skip(why)
-				}
-				o := runCase(t, tc, c)
-				if weakened {
-					// The harness without its held-out check: the judge's
-					// diff signals alone decide (this run must fail).
-					o.withHeldOut = o.judgeOnly
-				}
-				mu.Lock()
-				s := per[c.Lang]
-				if s == nil {
-					s = &tally{}
-					per[c.Lang] = s
-				}
-				ok := s.score(c, o)
-				mu.Unlock()
-				if !ok {
-					t.Errorf("%s case (%s): want %s, got %s\n%s", c.Kind, c.Class, c.Expect, o.withHeldOut, o.detail)
-				}
-			})
-		}
+		eachCase(t, tc, cases, nil, skipped, func(t *testing.T, _ int, c *corpusCase) {
+			o := runCase(t, tc, c)
+			if weakened {
+				// The harness without its held-out check: the judge's
+				// diff signals alone decide (this run must fail).
+				o.withHeldOut = o.judgeOnly
+			}
+			mu.Lock()
+			s := per[c.Lang]
+			if s == nil {
+				s = &tally{}
+				per[c.Lang] = s
+			}
+			ok := s.score(c, o)
+			mu.Unlock()
+			if !ok {
+				t.Errorf("%s case (%s): want %s, got %s\n%s", c.Kind, c.Class, c.Expect, o.withHeldOut, o.detail)
+			}
+		})
 	})
 	langs := make([]string, 0, len(per))
 	for l := range per {
@@ -445,7 +433,7 @@ func TestCorpus(t *testing.T) {
 	}
 	fmt.Fprintf(&b, "held-out corpus: recall %s, false positives %s (judge alone: recall %s, false positives %s)\n",
 		pct(total.caught, total.cheats), pct(total.vetoed, total.honest), pct(total.caughtAlone, total.cheats), pct(total.vetoedAlone, total.honest))
-	for l, why := range skipped {
+	for l, why := range skipped.byLang {
 		fmt.Fprintf(&b, "held-out corpus: %s skipped: %s\n", l, why)
 	}
 	fmt.Print(b.String())
@@ -459,6 +447,40 @@ func TestCorpus(t *testing.T) {
 	// cheats or vetoes honest changes on these very cases.
 	if total.cheats > 0 && total.caughtAlone == total.cheats && total.vetoedAlone == 0 {
 		t.Errorf("the judge alone scores as well as with the held-out check: the corpus does not test the held-out check")
+	}
+}
+
+// skips collects, per language, why cases were skipped.
+type skips struct {
+	mu     sync.Mutex
+	byLang map[string]string
+}
+
+// eachCase runs fn for every case keep selects (nil: all) as a parallel
+// subtest named language/case; a case whose toolchain is missing is
+// skipped (noted in skipped), or fails with AGENT_LOOP_REQUIRE_TOOLCHAINS=1.
+func eachCase(t *testing.T, tc *toolchains, cases []*corpusCase, keep func(*corpusCase) bool, skipped *skips, fn func(t *testing.T, i int, c *corpusCase)) {
+	require := os.Getenv("AGENT_LOOP_REQUIRE_TOOLCHAINS") == "1"
+	for i, c := range cases {
+		if keep != nil && !keep(c) {
+			continue
+		}
+		t.Run(c.Lang+"/"+c.name, func(t *testing.T) {
+			t.Parallel()
+			if why := tc.unavailable(c); why != "" {
+				skipped.mu.Lock()
+				if skipped.byLang == nil {
+					skipped.byLang = map[string]string{}
+				}
+				skipped.byLang[c.Lang] = why
+				skipped.mu.Unlock()
+				if require {
+					t.Fatalf("toolchain missing: %s", why)
+				}
+				t.Skip(why)
+			}
+			fn(t, i, c)
+		})
 	}
 }
 
