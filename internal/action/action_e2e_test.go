@@ -209,7 +209,8 @@ check "sub neg" "$(sub 0 4)" -4
 	w.artURL, w.artToken = actArtifacts(t)
 	w.gh.SetCollaborator(repoName, "alice", "write")
 	w.gh.SetCollaborator(repoName, "bob", "read")
-	// The scripted agent: iteration 1 changes nothing useful; iteration 2
+	// The scripted agent (its pid as /proc sees it: $$ is its pid in the
+	// sandbox's PID namespace): iteration 1 changes nothing useful; iteration 2
 	// hangs the first time (the run is cancelled there) and fixes sub when
 	// run again; it also tries to break CI (kept out of the commits).
 	w.agent = filepath.Join(w.work, "agent.sh")
@@ -217,7 +218,7 @@ check "sub neg" "$(sub 0 4)" -4
 case "$AGENT_LOOP_ITERATION" in
 1) echo '# looked' >> calc.sh; echo '# agent edit' >> .github/workflows/ci.yml ;;
 2)
-	if [ ! -e "$WORK/hung" ]; then touch "$WORK/hung"; echo $$ > "$WORK/agent.pid"; exec sleep 60; fi
+	if [ ! -e "$WORK/hung" ]; then read -r pid _ < /proc/self/stat; echo $pid > "$WORK/agent.pid"; touch "$WORK/hung"; exec sleep 60; fi
 	printf 'add() { echo $(($1 + $2)); }\nsub() { echo $(($1 - $2)); }\n' > calc.sh ;;
 esac
 `), 0o755)
@@ -388,7 +389,7 @@ func TestActionEndToEnd(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(w.work, "agent.pid")); len(b) > 0 {
 		pid := atoi(strings.TrimSpace(string(b)))
-		if syscall.Kill(pid, 0) == nil {
+		if alive(pid) {
 			t.Errorf("the agent (pid %d) outlived the cancelled step", pid)
 		}
 	}

@@ -48,7 +48,7 @@ var known = map[string]string{
 	"git-home":    "the user's HOME and global git configuration",
 	"git-refs":    "no check of the recorded branches",
 	"git-cred":    "the push credential in a file, and a persisted token not refused",
-	"git-bound":   "no size limit and no cancellation of staging",
+	"git-bound":   "a git child blocked on a FIFO in the work tree waits for the context's deadline (no watchdog)",
 }
 
 // Names lists the defences that can be switched off.
