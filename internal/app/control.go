@@ -547,6 +547,9 @@ func Resume(ctx context.Context, dir, id string, ro ResumeOptions, o IO, h Hooks
 	if err != nil {
 		return nil, usage(err)
 	}
+	if err := repo.CheckCredentials(); err != nil {
+		return nil, problemList([]error{err})
+	}
 	secrets := harnessSecrets(o, h.Token)
 	env := process.SafeEnv(o.Environ)
 	if _, _, err := preflightAgent(ctx, sp.Agent, h.Script, o.Environ, env, secrets); err != nil {

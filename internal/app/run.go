@@ -84,6 +84,11 @@ func Run(ctx context.Context, v spec.Validated, o IO, h Hooks) (*RunResult, erro
 	if _, err := state.NewStore(root).MigrateLegacy(); err != nil {
 		problems = append(problems, err)
 	}
+	// A credential in the repository's git configuration (a persisted
+	// checkout token) is the agent's to read: refused before anything runs.
+	if err := repo.CheckCredentials(); err != nil {
+		problems = append(problems, err)
+	}
 	if err := repo.Exclude(ctx, ".aiwg/"); err != nil {
 		problems = append(problems, fmt.Errorf("adding .aiwg/ to .git/info/exclude: %w", err))
 	}
