@@ -664,7 +664,11 @@ func (ob *actionObserver) publish(ctx context.Context, st *state.State, final bo
 			h.ReportURL = fmt.Sprintf("%s/%s/%d#issuecomment-%d", h.RepoURL, kind, number, id)
 		}
 	}
-	_ = a.w.Summary(render(report.Summary))
+	if err := a.w.Summary(render(report.Summary)); err != nil {
+		// Opened as a regular file only (safefs): a symlink or a FIFO put
+		// there is refused, and said.
+		fmt.Fprintf(a.stdout, "agent-loop: writing the step summary failed: %v\n", a.w.Redact(err.Error()))
+	}
 	if final && number > 0 && a.s.Spec.Publish.PR != "none" {
 		ob.notify(ctx, st, number, opts)
 	}

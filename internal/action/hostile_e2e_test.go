@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/aiwg/agent-loop/internal/forge/github/githubtest"
+	"github.com/aiwg/agent-loop/internal/sandbox/sandboxtest"
 	"github.com/aiwg/agent-loop/internal/weaken"
 )
 
@@ -547,4 +548,95 @@ func alive(pid int) bool {
 	}
 	st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	return !strings.Contains(string(st), ") Z ")
+}
+
+// The workflow command files' directory is writable by every user (as a
+// runner's file_commands directory may be): the agent replaces
+// GITHUB_STEP_SUMMARY with a symlink to a file outside the work tree and
+// GITHUB_PATH with a FIFO. The sandbox takes the write permission of others
+// off that directory for the loop, and Landlock confines the agent's writes
+// (its replacements are refused twice over), and the harness's opens take
+// regular files only. Without the first two (protect,landlock), the
+// replacements land and the opens still refuse them; without all three, the
+// harness writes its summary through the agent's symlink: the probe can fail.
+func TestActionHostileAgentFileCommandLinks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	t.Parallel()
+	for _, weak := range []string{"", "protect,landlock", "protect,landlock,safefs"} {
+		name := "contained"
+		if weak != "" {
+			name = "weakened-" + strings.ReplaceAll(weak, ",", "-")
+		}
+		t.Run(name, func(t *testing.T) { t.Parallel(); hostileFileCommandLinks(t, weak) })
+	}
+}
+
+func hostileFileCommandLinks(t *testing.T, weak string) {
+	mainBin, _ := binary(t)
+	w := newWorld(t)
+	victim := filepath.Join(w.work, "victim")
+	os.WriteFile(victim, []byte("the user's file\n"), 0o666)
+	agent := filepath.Join(w.work, "links-agent.sh")
+	os.WriteFile(agent, []byte(`. "$WORK/cmdfiles.sh"
+R="$WORK/links-report.txt"
+case "$AGENT_LOOP_ITERATION" in
+1)
+	if rm -f "$SUMMARYF" 2>/dev/null && ln -s "$WORK/victim" "$SUMMARYF"; then echo 'summary: replaced' >> "$R"; else echo 'summary: refused' >> "$R"; fi
+	if rm -f "$PATHF" 2>/dev/null && mkfifo "$PATHF"; then echo 'path: replaced' >> "$R"; else echo 'path: refused' >> "$R"; fi
+	echo '# looked' >> calc.sh
+	;;
+*) printf 'add() { echo $(($1 + $2)); }\nsub() { echo $(($1 - $2)); }\n' > calc.sh ;;
+esac
+`), 0o755)
+	ws := w.checkout("ws")
+	s := w.step(ws, "workflow_dispatch", map[string]any{"inputs": map[string]any{}}, map[string]string{
+		"task": "fix the calculator", "agent-command": "sh " + agent, "pr": "none"}, "1")
+	fileCommandFiles(t, w, s)
+	// The step's directory: reachable and writable by every user.
+	dir := filepath.Dir(s.output)
+	if err := sandboxtest.Reach(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	err := s.start(t, mainBin, weakenedEnv(weak)).Wait()
+	out := s.stdout.String()
+	report, _ := os.ReadFile(filepath.Join(w.work, "links-report.txt"))
+	got, _ := os.ReadFile(victim)
+	switch weak {
+	case "":
+		if exitCode(err) != 0 {
+			t.Fatalf("exit %d\n%s", exitCode(err), out)
+		}
+		if string(report) != "summary: refused\npath: refused\n" {
+			t.Errorf("the agent's replacements were not refused:\n%s", report)
+		}
+		if fi, err := os.Lstat(s.summary); err != nil || !fi.Mode().IsRegular() {
+			t.Errorf("GITHUB_STEP_SUMMARY is no longer a regular file: %v %v", fi, err)
+		}
+		if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o777 {
+			t.Errorf("the step directory's mode was not restored: %v %v", fi, err)
+		}
+	case "protect,landlock":
+		if string(report) != "summary: replaced\npath: replaced\n" {
+			t.Fatalf("weakened (%s): the agent's replacements did not land; the probe cannot fail:\n%s\n%s", weak, report, out)
+		}
+		if !strings.Contains(out, "not a regular file") {
+			t.Errorf("weakened (%s): the harness did not refuse the agent's symlink or FIFO:\n%s", weak, out)
+		}
+	default:
+		if !strings.Contains(string(report), "summary: replaced") {
+			t.Fatalf("weakened (%s): the agent's symlink did not land:\n%s\n%s", weak, report, out)
+		}
+	}
+	if weak == "protect,landlock,safefs" {
+		if !strings.Contains(string(got), "agent-loop") {
+			t.Errorf("weakened (%s): the harness did not write through the agent's symlink; the probe cannot fail:\n%s", weak, got)
+		}
+	} else if string(got) != "the user's file\n" {
+		t.Errorf("the file outside the work tree was written through the agent's symlink:\n%s", got)
+	}
 }
