@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -291,17 +292,26 @@ func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-var marks = map[string]time.Time{}
+// marks are the scripts' marks (the scripts run in parallel).
+var (
+	marksMu sync.Mutex
+	marks   = map[string]time.Time{}
+)
 
 // mark NAME remembers the time; within NAME DURATION checks the time since.
 func cmdMark(ts *testscript.TestScript, neg bool, args []string) {
+	marksMu.Lock()
+	defer marksMu.Unlock()
 	marks[ts.Getenv("WORK")+args[0]] = time.Now()
 }
 
 func cmdWithin(ts *testscript.TestScript, neg bool, args []string) {
 	d, err := time.ParseDuration(args[1])
 	ts.Check(err)
-	el := time.Since(marks[ts.Getenv("WORK")+args[0]])
+	marksMu.Lock()
+	at := marks[ts.Getenv("WORK")+args[0]]
+	marksMu.Unlock()
+	el := time.Since(at)
 	if el > d {
 		ts.Fatalf("%s after %s, want within %s", args[0], el.Round(time.Millisecond), d)
 	}
