@@ -16,8 +16,10 @@ import (
 	"github.com/aiwg/agent-loop/internal/escape"
 	"github.com/aiwg/agent-loop/internal/loop"
 	"github.com/aiwg/agent-loop/internal/process"
+	"github.com/aiwg/agent-loop/internal/redact"
 	"github.com/aiwg/agent-loop/internal/safefs"
 	"github.com/aiwg/agent-loop/internal/sandbox"
+	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/state"
 	"github.com/aiwg/agent-loop/internal/weaken"
 )
@@ -204,6 +206,26 @@ func newSandbox(p places, protect map[string]string, log io.Writer) (*sandbox.Sa
 		return nil, fmt.Errorf("the sandbox's private directory %s is not the loop's %s", sb.PrivateDir(), p.private)
 	}
 	return sb, nil
+}
+
+// boxAgent sets up the sandbox of one loop run (newSandbox) and builds the
+// agent that runs in it (its configuration in the sandbox's directory),
+// checked runnable by the sandbox's user; on an error nothing is left set
+// up. boxLog holds what the sandbox said until the loop's log exists.
+func boxAgent(pl places, h Hooks, a spec.Agent, environ, env []string, secrets *redact.Set) (sb *sandbox.Sandbox, boxLog *lateWriter, agent loop.Agent, err error) {
+	boxLog = &lateWriter{}
+	if sb, err = newSandbox(pl, h.Protect, boxLog); err != nil {
+		return nil, nil, nil, err
+	}
+	agent, err = buildAgent(a, h.Script, environ, secrets, agentDir(sb, pl))
+	if err == nil {
+		err = checkAgentRuns(sb, agent, env)
+	}
+	if err != nil {
+		closeSandbox(sb, nil)
+		return nil, nil, nil, problemList([]error{err})
+	}
+	return sb, boxLog, agent, nil
 }
 
 // jailed is ctx carrying the sandbox (nil: none, weakened).

@@ -555,18 +555,9 @@ func Resume(ctx context.Context, dir, id string, ro ResumeOptions, o IO, h Hooks
 	if _, _, err := preflightAgent(ctx, sp.Agent, h.Script, o.Environ, env, secrets); err != nil {
 		return nil, problemList([]error{err})
 	}
-	boxLog := &lateWriter{}
-	sb, err := newSandbox(pl, h.Protect, boxLog)
+	sb, boxLog, agent, err := boxAgent(pl, h, sp.Agent, o.Environ, env, secrets)
 	if err != nil {
 		return nil, err
-	}
-	agent, err := buildAgent(sp.Agent, h.Script, o.Environ, secrets, agentDir(sb, pl))
-	if err == nil {
-		err = checkAgentRuns(sb, agent, env)
-	}
-	if err != nil {
-		closeSandbox(sb, nil)
-		return nil, problemList([]error{err})
 	}
 	// Take the loop over: the report says it went on, and why it had
 	// stopped.

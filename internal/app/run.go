@@ -142,18 +142,9 @@ func Run(ctx context.Context, v spec.Validated, o IO, h Hooks) (*RunResult, erro
 
 	// 4. The sandbox: from here on the work tree is the sandbox user's
 	// (as root) and the live state is in the private directory.
-	boxLog := &lateWriter{}
-	sb, err := newSandbox(pl, h.Protect, boxLog)
+	sb, boxLog, agent, err := boxAgent(pl, h, sp.Agent, o.Environ, env, secrets)
 	if err != nil {
 		return nil, err
-	}
-	agent, err := buildAgent(sp.Agent, h.Script, o.Environ, secrets, agentDir(sb, pl))
-	if err == nil {
-		err = checkAgentRuns(sb, agent, env)
-	}
-	if err != nil {
-		closeSandbox(sb, nil)
-		return nil, problemList([]error{err})
 	}
 	st := newState(sp, loopID, root, h.Owner)
 	st.Harness.Provider = agentName
