@@ -39,11 +39,9 @@ const (
 	stDraft     = "draft"
 	stBase      = "base"
 	stPRNumber  = "pr_number"
+	stCIHead    = "ci_head"
+	stReportSHA = "report_sha"
 )
-
-// excludeInAction keeps workflow changes out of commits: GITHUB_TOKEN cannot
-// push them (and an agent narrowing CI is judged as validation bypass).
-var excludeInAction = []string{".github/workflows/"}
 
 // artifactName is the name of a loop's state artifact.
 func artifactName(baseID string) string { return "agent-loop-state-" + baseID }
@@ -87,6 +85,12 @@ type actionRun struct {
 	trig      trigger
 	baseID    string
 	obs       *actionObserver
+	// ci is the workflow_run event of a failed CI run (nil for other
+	// events); ciHead its failed commit, whose attempt the report claims;
+	// reportOn where the report goes when it is not trig.Number (a commit).
+	ci       *ciRun
+	ciHead   string
+	reportOn ghforge.ReportTarget
 }
 
 func (a *actionRun) fail(code int, err error) int {
@@ -112,7 +116,18 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 			return a.fail(exitcode.BadInput, err)
 		}
 	}
-	trig, err := resolveTrigger(ctx, event, ev, repoFull, s.Spec.Task, s.Action.TriggerPhrase, a.gh)
+	var trig trigger
+	if event == "workflow_run" {
+		trig, a.ci, err = resolveCITrigger(ctx, ev, repoFull, s, a.gh)
+		if a.ci == nil && err != nil {
+			return a.fail(exitcode.BadInput, err)
+		}
+		if a.ci != nil {
+			a.ciHead = a.ci.event.Run.HeadSHA
+		}
+	} else {
+		trig, err = resolveTrigger(ctx, event, ev, repoFull, s.Spec.Task, s.Action.TriggerPhrase, a.gh)
+	}
 	if err != nil {
 		return a.fail(exitcode.NotCompleted, err)
 	}
@@ -157,7 +172,7 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 		}
 	}
 
-	repo, err := gitrepo.Open(a.workspace, gitrepo.Options{Remote: "origin", Token: s.Action.Token, Exclude: s.Spec.Publish.Exclude})
+	repo, err := gitrepo.Open(a.workspace, gitrepo.Options{Remote: "origin", Token: s.Action.Token})
 	if err != nil {
 		return a.fail(exitcode.BadInput, err)
 	}
@@ -173,10 +188,32 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 			// This trigger's earlier loop is finished: a new one.
 			s.Start.LoopID = state.DerivedLoopID(trig.Slug, trig.Key+"#"+strconv.FormatInt(a.rt.Context().RunID, 10))
 		}
+		if a.ci != nil {
+			// A failed CI run: cifailure decides, and the criterion and
+			// the first prompt come from the run.
+			if code, done := a.prepareCI(ctx, &s); done {
+				return code
+			}
+			trig = a.trig
+			_ = a.w.SaveState(stCIHead, a.ciHead)
+			_ = a.w.SaveState(stReportSHA, a.reportOn.CommitSHA)
+			_ = a.w.SaveState(stNumber, strconv.Itoa(trig.Number))
+			_ = a.w.SaveState(stPR, s.Spec.Publish.PR)
+		}
 		if trig.HeadRef != "" && !trig.Fork {
 			// Work on the pull request's own branch, from its head (not
 			// the merge commit actions/checkout made).
 			s.Spec.Publish.Branch = trig.HeadRef
+		}
+		if s.Spec.Publish.Base == "" {
+			// The branch the result is for: its new commits are merged
+			// into the loop branch before publishing.
+			switch {
+			case trig.HeadRef != "" && !trig.Fork:
+				s.Spec.Publish.Base = trig.HeadRef
+			default:
+				s.Spec.Publish.Base = nonEmpty(trig.BaseRef, trig.DefaultBranch)
+			}
 		}
 	}
 	// The one check of the inputs, now that the trigger has said what it
@@ -392,11 +429,7 @@ func (a *actionRun) checkout(ctx context.Context, branch, sha string) error {
 func (a *actionRun) refuse(ctx context.Context, msg string) int {
 	fmt.Fprintf(a.stdout, "agent-loop: refused: %s\n", msg)
 	a.w.Annotate("warning", "", 0, "agent-loop refused", msg)
-	if a.trig.Number > 0 {
-		if _, err := a.gh.Comment(ctx, a.trig.Number, "**agent-loop did not start.** "+msg); err != nil {
-			fmt.Fprintf(a.stdout, "agent-loop: could not post the refusal: %v\n", err)
-		}
-	}
+	a.postAtTarget(ctx, "**agent-loop did not start.** "+msg)
 	if a.trig.CommentID != 0 {
 		_ = a.gh.React(ctx, a.trig.CommentID, "confused")
 	}
@@ -641,9 +674,12 @@ func (ob *actionObserver) publish(ctx context.Context, st *state.State, final bo
 	if number == 0 && ob.pr != nil {
 		number = ob.pr.Number
 	}
-	if number > 0 && a.s.Spec.Publish.PR != "none" {
+	if (number > 0 || a.reportOn.CommitSHA != "") && a.s.Spec.Publish.PR != "none" {
 		body := report.Render(st, report.Options{Target: report.PR, CommitURL: commitURL, Resume: ob.resumeHint(st)})
-		if _, err := a.gh.UpsertComment(ctx, number, st.LoopID, body); err != nil {
+		if a.reportOn.PR == 0 && a.reportOn.CommitSHA == "" {
+			a.reportOn.PR = number
+		}
+		if err := a.upsertReport(ctx, st.LoopID, body); err != nil {
 			fmt.Fprintf(a.stdout, "agent-loop: updating the comment failed: %v\n", a.w.Redact(err.Error()))
 		}
 	}
@@ -685,7 +721,7 @@ func Post(ctx context.Context, o app.IO, getenv actions.Env, stdout io.Writer) i
 		return 0
 	}
 	post := spec.FromInputs(getenv)
-	repo, err := gitrepo.Open(workspace, gitrepo.Options{Remote: "origin", Token: post.Action.Token, Exclude: excludeInAction})
+	repo, err := gitrepo.Open(workspace, gitrepo.Options{Remote: "origin", Token: post.Action.Token})
 	if err != nil {
 		fmt.Fprintf(stdout, "agent-loop post: %v\n", err)
 		return 0
@@ -715,7 +751,8 @@ func Post(ctx context.Context, o app.IO, getenv actions.Env, stdout io.Writer) i
 			}
 			post.Spec.Publish.PR, post.Spec.Publish.Draft = nonEmpty(rt.State(stPR), post.Spec.Publish.PR), rt.State(stDraft) == "true"
 			run := &actionRun{w: w, rt: rt, o: o, stdout: stdout, workspace: workspace, gh: gh, repo: repo, baseID: baseID,
-				s: post, trig: trigger{Number: number}}
+				s: post, trig: trigger{Number: number}, ciHead: rt.State(stCIHead),
+				reportOn: ghforge.ReportTarget{CommitSHA: rt.State(stReportSHA)}}
 			ob := &actionObserver{run: run, serverURL: gctx.ServerURL, repoFull: gctx.Repository}
 			if files, err := loopFiles(d, false, w.Redact); err == nil {
 				_, _ = repo.PushRef(ctx, stateRef(baseID), files, "agent-loop state of "+loopID+" (post step)")
