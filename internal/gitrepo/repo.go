@@ -88,6 +88,8 @@ type Repo struct {
 	// stagedTree is that index written as a tree.
 	staged     bool
 	stagedTree string
+	// pending is a merge StartMerge left in the work tree (merge.go).
+	pending *pendingMerge
 }
 
 // Open opens the repository containing dir, seals its trusted control files

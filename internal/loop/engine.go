@@ -492,7 +492,11 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 	waitPush := func() bool { return false }
 	if e.spec.Publish.Commit {
 		crashpoint.Hit("before-commit")
-		cr, err := e.Repo.Commit(local, CommitRequest{
+		commit := e.Repo.Commit
+		if m, _ := e.mergeTarget(); merging && m != nil {
+			commit = m.CommitMerge // the pending merge's commit
+		}
+		cr, err := commit(local, CommitRequest{
 			Subject: fmt.Sprintf("agent-loop: iteration %d (check %s)", n, passFail(check.Passed)),
 			Body:    commitBody(e.spec.Task, rec),
 			Trailers: []Trailer{

@@ -66,7 +66,7 @@ func (e *Engine) syncBase(ctx context.Context, n int, deadline time.Time, done s
 			return stopReason{status: state.Paused, reason: "interrupted by a signal while checking the merge of " + target}
 		}
 		if c.Passed {
-			cr, err := e.Repo.Commit(local, CommitRequest{
+			cr, err := m.CommitMerge(local, CommitRequest{
 				Subject: oneLine(fmt.Sprintf("agent-loop: merge %s into the loop branch", target), 120),
 				Body:    fmt.Sprintf("%s; the check passes on the merge.\n", what),
 				Trailers: []Trailer{{Key: "Agent-Loop-Id", Value: e.st.LoopID},

@@ -193,9 +193,11 @@ type Merger interface {
 	// StartMerge fetches branch target and, when it has commits the
 	// current branch lacks, merges them into the work tree and the index
 	// without committing: a conflicted path holds git's conflict markers.
-	// The merge is then pending: the next Commit is the merge commit (its
-	// second parent the target's head), unless AbortMerge comes first.
+	// The merge is then pending until CommitMerge or AbortMerge.
 	StartMerge(ctx context.Context, target string) (MergeResult, error)
+	// CommitMerge is Commit, making the pending merge's commit: its
+	// parents are the branch's tip and the target's head.
+	CommitMerge(ctx context.Context, req CommitRequest) (CommitResult, error)
 	// MergeMarkers lists the pending merge's conflicted paths that still
 	// hold a conflict marker in the work tree.
 	MergeMarkers(ctx context.Context) ([]string, error)
