@@ -456,8 +456,11 @@ func revertedLine(n int, rs []state.ProtectedRevert) phrase {
 		p = p.then(code(r.Path)).add(" (protected by ").then(code(r.Pattern)).add(")")
 		ps = append(ps, p)
 	}
-	return words(fmt.Sprintf("Iteration %d %s, which agent-loop reverted before checking and committing it: ", n,
-		plural(len(rs), "changed a protected path", "changed protected paths"))).then(join(ps, "; ")).add(".")
+	what := "changed protected paths"
+	if len(rs) == 1 {
+		what = "changed a protected path"
+	}
+	return words(fmt.Sprintf("Iteration %d %s, which agent-loop reverted before checking and committing it: ", n, what)).then(join(ps, "; ")).add(".")
 }
 
 // mergeLine says what became of the new commits of the branch the result
