@@ -59,6 +59,10 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 // request feature -> main, a successful run on main's commit before it
 // (so the culprit is known), and the agent script.
 func newCIWorld(t *testing.T, workflowFile string, files, broken map[string]string, agent string) *ciWorld {
+	return newCIWorldPR(t, workflowFile, files, broken, agent, true)
+}
+
+func newCIWorldPR(t *testing.T, workflowFile string, files, broken map[string]string, agent string, withPR bool) *ciWorld {
 	t.Helper()
 	w := &world{t: t, gh: githubtest.New(t), token: githubtest.DefaultToken, work: t.TempDir()}
 	root := t.TempDir()
@@ -88,7 +92,9 @@ func newCIWorld(t *testing.T, workflowFile string, files, broken map[string]stri
 	// (the loop branch exists on the git remote only).
 	w.gh.AddCommit(repoName, githubtest.Commit{SHA: good, Message: "green"})
 	w.gh.AddCommit(repoName, githubtest.Commit{SHA: bad, Parent: good, Message: "break it", Author: "alice"})
-	c.pr = w.gh.AddPullRequest(repoName, githubtest.PullRequest{Title: "A feature", Head: "feature", HeadSHA: bad, Base: "main", Author: "alice"})
+	if withPR {
+		c.pr = w.gh.AddPullRequest(repoName, githubtest.PullRequest{Title: "A feature", Head: "feature", HeadSHA: bad, Base: "main", Author: "alice"})
+	}
 	w.gh.AddWorkflowRun(repoName, githubtest.WorkflowRun{WorkflowID: 7, Name: "CI", Path: ".github/workflows/ci.yml", Event: "pull_request",
 		Conclusion: "success", HeadBranch: "feature", HeadSHA: good, RunNumber: 1, Created: time.Date(2026, 6, 1, 11, 0, 0, 0, time.UTC)})
 	return c
@@ -424,5 +430,78 @@ func TestFixCIRefusesAFork(t *testing.T) {
 	}
 	if after := git(t, c.bare, "for-each-ref"); after != refsBefore {
 		t.Errorf("the remote changed:\n%s\nwas\n%s", after, refsBefore)
+	}
+}
+
+// A failed run on a branch without a pull request: the fix is a pull
+// request into that branch (fix-ci: push does not apply), and the report,
+// with the attempt's marker, goes on the failed commit.
+func TestFixCIBranchWithoutPullRequest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	t.Parallel()
+	c := newCIWorldPR(t, "node-matrix.yml", copyFiles(nodeFiles), map[string]string{"lib.js": "exports.add = (a, b) => a - b;\n"}, nodeAgent, false)
+	run := c.addRun("CI", "failure", c.bad, "break it", nodeJobs())
+	ws := c.checkoutAt("ws", c.bad)
+	s, code := c.runCI(t, ws, run.ID, map[string]string{"fix-ci": "push"})
+	out := s.stdout.String()
+	outputs := fileCommands(t, s.output)
+	if code != 0 || outputs["status"] != "completed" {
+		t.Fatalf("exit %d, outputs %v\n%s", code, outputs, out)
+	}
+	if !strings.Contains(out, "fix-ci: push applies to pull requests") {
+		t.Errorf("the log does not say fix-ci: push was not applied:\n%s", out)
+	}
+	prs := c.gh.PullRequests(repoName)
+	if len(prs) != 1 || prs[0].Base != "feature" || prs[0].Head != outputs["branch"] {
+		t.Fatalf("pull requests %+v, want one from the loop branch into feature", prs)
+	}
+	if git(t, c.bare, "rev-parse", "feature") != c.bad {
+		t.Errorf("the branch itself moved")
+	}
+	var report string
+	for _, cm := range c.gh.CommitComments(repoName, c.bad) {
+		if strings.Contains(cm.Body, "loop="+outputs["loop-id"]) {
+			report = cm.Body
+		}
+	}
+	if !strings.Contains(report, ghforge.CIAttemptMarker(c.bad)) || !strings.Contains(report, "agent-loop completed") {
+		t.Errorf("the report on the failed commit:\n%s\nall: %+v", report, c.gh.CommitComments(repoName, c.bad))
+	}
+	if n := len(c.gh.Comments(repoName, prs[0].Number)); n != 0 {
+		t.Errorf("%d comments on the new pull request; the report goes on the commit", n)
+	}
+}
+
+// A failed step that needs what only the runner has (a secret) cannot be
+// the criterion: the Action says so on the pull request, naming the step,
+// the expression and the fix (the completion input), and stops with a
+// configuration error before any loop starts.
+func TestFixCIRefusesAStepThatNeedsASecret(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	t.Parallel()
+	c := newCIWorld(t, "runner-only.yml", map[string]string{"VERSION": "1\n"}, map[string]string{"VERSION": "2\n"}, "touch \"$WORK/agent-ran\"\n")
+	run := c.addRun("Integration", "failure", c.bad, "break it", []githubtest.Job{{Name: "api", Conclusion: "failure",
+		Steps: []githubtest.JobStep{{Name: "Set up job", Conclusion: "success"}, {Name: "Run actions/checkout@v4", Conclusion: "success"},
+			{Name: "Run echo \"v=$(cat VERSION)\" >> \"$GITHUB_OUTPUT\"", Conclusion: "success"}, {Name: "Contract tests", Conclusion: "failure"}},
+		Log: "2026-06-01T13:00:00.0000000Z ##[error]Process completed with exit code 1."}}, c.pr)
+	ws := c.checkoutAt("ws", c.bad)
+	s, code := c.runCI(t, ws, run.ID, nil)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2\n%s", code, s.stdout.String())
+	}
+	cs := c.gh.Comments(repoName, c.pr)
+	if len(cs) != 1 || !strings.Contains(cs[0].Body, `"Contract tests"`) || !strings.Contains(cs[0].Body, "secrets.API_TOKEN") ||
+		!strings.Contains(cs[0].Body, "completion input") {
+		t.Errorf("comments on #%d: %+v", c.pr, cs)
+	}
+	if _, err := os.Stat(filepath.Join(c.work, "agent-ran")); err == nil {
+		t.Errorf("the agent ran")
+	}
+	if strings.Contains(cs[0].Body, ghforge.CIAttemptMarker(c.bad)) {
+		t.Errorf("a refusal claimed the attempt")
 	}
 }
