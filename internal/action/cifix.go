@@ -246,21 +246,8 @@ func (a *actionRun) readWorkspaceFile(p string) ([]byte, error) {
 	return root.ReadFile(filepath.FromSlash(clean), maxWorkflowFile)
 }
 
-// fenced is untrusted text as a Markdown code block: the fence is longer
-// than any run of backticks in it.
-func fenced(text string) string {
-	longest, run := 0, 0
-	for _, r := range text {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	f := strings.Repeat("`", max(3, longest+1))
-	return f + "text\n" + escape.Block(strings.TrimRight(text, "\n")) + "\n" + f
-}
+// fenced is untrusted text as a Markdown code block.
+func fenced(text string) string { return cifailure.Fence(escape.Block(text)) }
 
 // startAt makes branch, at sha, the checked-out branch with its tree in
 // the work tree: the failed commit the loop starts from. The branch is
