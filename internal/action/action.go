@@ -124,6 +124,9 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 		}
 		if a.ci != nil {
 			a.ciHead = a.ci.event.Run.HeadSHA
+			a.trig = trig
+			a.provisionalTarget()
+			trig = a.trig
 		}
 	} else {
 		trig, err = resolveTrigger(ctx, event, ev, repoFull, s.Spec.Task, s.Action.TriggerPhrase, a.gh)
@@ -224,6 +227,15 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 		return a.fail(exitcode.BadInput, app.ProblemList(err))
 	}
 	a.s = v.Settings()
+	if prev != nil && a.ci != nil {
+		// A resumed CI loop publishes where it started to: its saved
+		// Spec says whether the loop branch is the pull request's own.
+		pub := prev.Harness.Spec.Publish
+		a.s.Spec.Publish.PR, a.s.Spec.Publish.Base = pub.PR, pub.Base
+		if pub.Base != "" && pub.Branch == pub.Base {
+			a.trig.HeadRef = pub.Base
+		}
+	}
 	if trig.CommentID != 0 {
 		if err := a.gh.React(ctx, trig.CommentID, "eyes"); err != nil {
 			fmt.Fprintf(a.stdout, "agent-loop: could not react to the comment: %v\n", err)

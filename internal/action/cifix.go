@@ -66,6 +66,18 @@ func resolveCITrigger(ctx context.Context, payload map[string]any, repoFull stri
 	return t, &ciRun{event: ev}, nil
 }
 
+// provisionalTarget is where a resumed CI loop reports (a new one's
+// target comes from cifailure's decision): the run's pull request of this
+// repository, else the failed commit.
+func (a *actionRun) provisionalTarget() {
+	run := a.ci.event.Run
+	if len(run.PullRequests) > 0 {
+		a.setReportTarget(ghforge.ReportTarget{PR: run.PullRequests[0].Number})
+		return
+	}
+	a.setReportTarget(ghforge.ReportTarget{CommitSHA: run.HeadSHA})
+}
+
 func short7(sha string) string {
 	if len(sha) > 7 {
 		return sha[:7]
