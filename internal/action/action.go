@@ -185,6 +185,10 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 	if err != nil {
 		fmt.Fprintf(a.stdout, "agent-loop: no state restored: %v\n", err)
 	}
+	if prev != nil && a.ci != nil && strings.TrimSpace(s.Spec.Task) == "" {
+		// The event of a failed run names no task: the loop's own.
+		s.Spec.Task = prev.Harness.Spec.Task
+	}
 	if prev == nil {
 		s.Start.LoopID = a.baseID
 		if d := state.NewDir(a.repoRoot(), a.baseID); d.Exists() {
@@ -260,7 +264,13 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 		_ = a.w.SaveState(stLoopID, prev.LoopID)
 		fmt.Fprintf(a.stdout, "agent-loop: resuming %s from iteration %d\n", prev.LoopID, prev.Iteration)
 		if err := a.checkout(ctx, prev.Harness.Branch, prev.Harness.HeadSHA); err != nil {
-			return a.fail(exitcode.NotCompleted, err)
+			// Stopped before its first commit was pushed: the loop
+			// branch starts again at the loop's starting commit.
+			base := prev.Harness.BaseSHA
+			if len(prev.IterationHistory) > 0 || base == "" || a.repo.StartBranch(ctx, prev.Harness.Branch, base) != nil || a.repo.ResetTo(ctx, base) != nil {
+				return a.fail(exitcode.NotCompleted, err)
+			}
+			fmt.Fprintf(a.stdout, "agent-loop: %s was never pushed; it starts again at %.8s\n", prev.Harness.Branch, base)
 		}
 		ro := app.ResumeOptions{Door: spec.DoorAction}
 		if g := prev.Harness.PendingGate; g != nil && g.Decision == "" {

@@ -505,3 +505,40 @@ func TestFixCIRefusesAStepThatNeedsASecret(t *testing.T) {
 		t.Errorf("a refusal claimed the attempt")
 	}
 }
+
+// A re-run of the fixing workflow after it was cancelled resumes the same
+// loop (its key is the failed commit): the attempt its report claimed does
+// not stop its own resume.
+func TestFixCIRerunResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	t.Parallel()
+	agent := `if [ ! -e "$WORK/hung" ]; then touch "$WORK/hung"; exec sleep 60; fi
+echo 'exports.add = (a, b) => a + b;' > lib.js
+`
+	c := newCIWorld(t, "node-matrix.yml", copyFiles(nodeFiles), map[string]string{"lib.js": "exports.add = (a, b) => a - b;\n"}, agent)
+	run := c.addRun("CI", "failure", c.bad, "break it", nodeJobs(), c.pr)
+	mainBin, _ := binary(t)
+	ws1 := c.checkoutAt("ws1", c.bad)
+	s1 := c.step(ws1, "workflow_run", c.gh.WorkflowRunEvent(repoName, run.ID), map[string]string{"completion": "", "max-iterations": "3"}, "1")
+	cmd := s1.start(t, mainBin, nil)
+	waitFor(t, filepath.Join(c.work, "hung"))
+	cmd.Process.Signal(os.Interrupt)
+	if code := exitCode(cmd.Wait()); code != 1 {
+		t.Fatalf("cancelled run: exit %d\n%s", code, s1.stdout.String())
+	}
+	loopID := fileCommands(t, s1.state)["loop_id"]
+	ws2 := c.checkoutAt("ws2", c.bad)
+	s2, code := c.runCI(t, ws2, run.ID, nil)
+	out := s2.stdout.String()
+	outputs := fileCommands(t, s2.output)
+	if code != 0 || outputs["status"] != "completed" || outputs["loop-id"] != loopID || !strings.Contains(out, "restored "+loopID) {
+		t.Fatalf("the re-run: exit %d, outputs %v (loop %s)\n%s", code, outputs, loopID, out)
+	}
+	cs := c.gh.Comments(repoName, c.pr)
+	if countSticky(cs, loopID) != 1 || !strings.Contains(lastSticky(cs, loopID), ghforge.CIAttemptMarker(c.bad)) ||
+		!strings.Contains(lastSticky(cs, loopID), "agent-loop completed") {
+		t.Errorf("the report on #%d: %+v", c.pr, cs)
+	}
+}
