@@ -542,3 +542,56 @@ echo 'exports.add = (a, b) => a + b;' > lib.js
 		t.Errorf("the report on #%d: %+v", c.pr, cs)
 	}
 }
+
+// fix-ci: push while someone pushes to the pull request's branch: the
+// loop's fix is merged with the new commit before it is published, so the
+// branch moves forward only (the push of the unmerged iteration was
+// refused as a non-fast-forward); the report says what was merged.
+func TestFixCIPushMergesTheMovedBranch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	t.Parallel()
+	agent := `touch "$WORK/agent-started"
+while [ ! -e "$WORK/pushed" ]; do sleep 0.1; done
+echo 'exports.add = (a, b) => a + b;' > lib.js
+`
+	c := newCIWorld(t, "node-matrix.yml", copyFiles(nodeFiles), map[string]string{"lib.js": "exports.add = (a, b) => a - b;\n"}, agent)
+	run := c.addRun("CI", "failure", c.bad, "break it", nodeJobs(), c.pr)
+	mainBin, _ := binary(t)
+	ws := c.checkoutAt("ws", c.bad)
+	s := c.step(ws, "workflow_run", c.gh.WorkflowRunEvent(repoName, run.ID), map[string]string{"completion": "", "max-iterations": "3", "fix-ci": "push"}, "1")
+	cmd := s.start(t, mainBin, nil)
+	waitFor(t, filepath.Join(c.work, "agent-started"))
+	colleague := c.checkoutAt("colleague", c.bad)
+	writeTree(t, colleague, map[string]string{"README.md": "a colleague's note\n"})
+	git(t, colleague, "add", "-A")
+	git(t, colleague, "commit", "-qm", "docs: a note")
+	theirs := git(t, colleague, "rev-parse", "HEAD")
+	git(t, colleague, "-c", "http.extraheader=Authorization: Basic "+basic(c.token), "push", "-q", "origin", "HEAD:feature")
+	if err := os.WriteFile(filepath.Join(c.work, "pushed"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code := exitCode(cmd.Wait())
+	out := s.stdout.String()
+	outputs := fileCommands(t, s.output)
+	if code != 0 || outputs["status"] != "completed" {
+		t.Fatalf("exit %d, outputs %v\n%s", code, outputs, out)
+	}
+	head := git(t, c.bare, "rev-parse", "feature")
+	parents := strings.Fields(git(t, c.bare, "rev-list", "--parents", "-n", "1", head))
+	if len(parents) != 3 || parents[2] != theirs {
+		t.Fatalf("feature's head %s has parents %v, want a merge of %s", head, parents[1:], theirs)
+	}
+	if body := git(t, c.bare, "show", head+":lib.js"); !strings.Contains(body, "a + b") {
+		t.Errorf("the merge lacks the fix: lib.js = %q", body)
+	}
+	if body := git(t, c.bare, "show", head+":README.md"); body != "a colleague's note" {
+		t.Errorf("README.md after the merge: %q", body)
+	}
+	report := lastSticky(c.gh.Comments(repoName, c.pr), outputs["loop-id"])
+	if !strings.Contains(report, "feature got 1 new commit while the loop ran") || !strings.Contains(report, "docs: a note") {
+		t.Errorf("the report does not say what was merged:\n%s", report)
+	}
+	git(t, c.bare, "fsck", "--strict")
+}
