@@ -188,7 +188,7 @@ check "sub neg" "$(sub 0 4)" -4
 	w.gh.SetCollaborator(repoName, "bob", "read")
 	// The scripted agent: iteration 1 changes nothing useful; iteration 2
 	// hangs the first time (the run is cancelled there) and fixes sub when
-	// run again; it also tries to break CI (kept out of the commits).
+	// run again; it also tries to break CI (a protected path: reverted).
 	w.agent = filepath.Join(w.work, "agent.sh")
 	os.WriteFile(w.agent, []byte(`env > "$WORK/env-$AGENT_LOOP_ITERATION.txt"
 case "$AGENT_LOOP_ITERATION" in

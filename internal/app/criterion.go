@@ -25,6 +25,11 @@ type resolved struct {
 // at a terminal, only at high confidence without one.
 func resolveCriterion(ctx context.Context, s spec.Settings, door spec.Door, root string, o IO, taskFromComment bool) (resolved, error) {
 	c := s.Spec.Criterion
+	if strings.TrimSpace(c.Command) != "" && c.Source == spec.SourceCI {
+		// Taken by the door from a failed CI run, with its evidence.
+		c.Workdir = nonEmpty(c.Workdir, ".")
+		return resolved{criterion: c}, nil
+	}
 	if strings.TrimSpace(c.Command) != "" {
 		c.Workdir = nonEmpty(c.Workdir, ".")
 		c.Source, c.Confidence = spec.SourceFlag, "given"
