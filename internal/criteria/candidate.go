@@ -29,6 +29,13 @@ type candidate struct {
 	// strong is set when the layer states the command outright (a CI step,
 	// a script named test), weak for a default guessed from a manifest.
 	strong bool
+	// variant says why the candidate runs a variant of the suite (another
+	// platform, toolchain or kind of suite, or something else than this
+	// repository's code): "" for the project's own suite.
+	variant string
+	// narrow is how much of the suite the command leaves out (a package,
+	// a test name, a group): 0 for the whole suite.
+	narrow int
 }
 
 func finding(layer, source, text string) Finding {

@@ -26,6 +26,16 @@ type ciJob struct {
 	skip           string // why the job is not a gate (deploy, manual, ...)
 	order          int
 	gating         bool // runs on push / pull request
+	// checkoutPath is where the job checks the repository out (the path:
+	// of actions/checkout, as written and as resolved): a directory there
+	// is the repository root (GOPATH layouts).
+	checkoutPath []string
+	// otherRepos are the other repositories the job checks out or clones:
+	// a job that tests them is not this repository's gate.
+	otherRepos []string
+	// artifacts: the job tests what another job built (it downloads an
+	// artifact before its commands).
+	artifacts bool
 }
 
 // ciStep is one step: a run: script or a uses: action.
@@ -204,6 +214,7 @@ func parseGitHubWorkflow(r *repo, file string, data []byte) ([]*ciJob, error) {
 		for i, st := range seqItems(mapGet(jn, "steps")) {
 			j.steps = append(j.steps, j.readStep(r, st, i, shell, 0)...)
 		}
+		j.readCheckouts(seqItems(mapGet(jn, "steps")))
 		jobs = append(jobs, j)
 	}
 	return jobs, nil
@@ -227,6 +238,64 @@ func workflowTriggers(on *yaml.Node) []string {
 		return out
 	}
 	return nil
+}
+
+// retryActionRe matches the actions that run a shell command of their
+// with: command (retrying it on failure).
+var retryActionRe = lazyre.New(`(?i)^(nick-fields/retry|wandalen/wretry\.action|buildkite/retry)@`)
+
+// readCheckouts records where the job checks this repository out and which
+// other repositories it checks out or clones.
+func (j *ciJob) readCheckouts(steps []*yaml.Node) {
+	for _, st := range steps {
+		uses := strings.ToLower(scalar(mapGet(st, "uses")))
+		if !strings.HasPrefix(uses, "actions/checkout@") {
+			continue
+		}
+		with := mapGet(st, "with")
+		repo := scalar(mapGet(with, "repository"))
+		p := scalar(mapGet(with, "path"))
+		if repo != "" && !strings.Contains(repo, "github.repository") {
+			j.otherRepos = append(j.otherRepos, repo)
+			continue
+		}
+		if p != "" {
+			resolved, _ := j.env.substitute(p)
+			j.checkoutPath = append(j.checkoutPath, p, resolved)
+		}
+	}
+	for _, s := range j.steps {
+		if strings.HasPrefix(strings.ToLower(s.uses), "actions/download-artifact@") {
+			j.artifacts = true
+		}
+		for _, line := range strings.Split(s.run, "\n") {
+			if m := gitCloneRe.FindStringSubmatch(line); m != nil {
+				j.otherRepos = append(j.otherRepos, m[1])
+			}
+		}
+	}
+}
+
+// gitCloneRe finds a clone of another repository in a run: script.
+var gitCloneRe = lazyre.New(`\bgit\s+clone\s+(?:-{1,2}\S+\s+)*(?:"|')?((?:https?://|git@)\S+?)(?:"|')?(?:\s|$)`)
+
+// rebase maps a directory that lies in the job's checkout path (a GOPATH
+// layout) to the repository-relative one.
+func (j *ciJob) rebase(dir string) string {
+	for _, p := range j.checkoutPath {
+		p = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(p, "${{ github.workspace }}/"), "./"), "/")
+		if p == "" || p == "." {
+			continue
+		}
+		d := strings.TrimPrefix(dir, "./")
+		switch {
+		case d == p:
+			return "."
+		case strings.HasPrefix(d, p+"/"):
+			return clean(strings.TrimPrefix(d, p+"/"))
+		}
+	}
+	return dir
 }
 
 // readStep reads one step; a local composite action (uses: ./.github/
@@ -264,6 +333,11 @@ func (j *ciJob) readStep(r *repo, st *yaml.Node, i int, shell string, depth int)
 		var un []string
 		s.wd, un = env.substitute(s.wd)
 		s.unresolved = append(s.unresolved, un...)
+	}
+	if cmd := s.with["command"]; s.run == "" && retryActionRe.MatchString(s.uses) && cmd != "" {
+		// A retry action runs its command: a run: step in all but name.
+		s.run, s.with = cmd, nil
+		s.uses = ""
 	}
 	if run := mapGet(st, "run"); run != nil {
 		var un []string

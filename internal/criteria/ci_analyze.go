@@ -147,7 +147,7 @@ func analyzeJob(j *ciJob, m *manifests) *jobAnalysis {
 				cmdEnv[k] = v
 			}
 		}
-		wd := firstNonEmpty(s.wd, j.defaultWD)
+		wd := j.rebase(firstNonEmpty(s.wd, j.defaultWD))
 		wd = clean(strings.TrimPrefix(strings.TrimPrefix(wd, "${{ github.workspace }}"), "$GITHUB_WORKSPACE"))
 		if s.uses != "" {
 			cmd, setup, note := actionStep(s)
@@ -199,7 +199,7 @@ func analyzeJob(j *ciJob, m *manifests) *jobAnalysis {
 			}
 		}
 		for _, sc := range cmds {
-			dir := join(wd, sc.Dir)
+			dir := j.rebase(join(wd, sc.Dir))
 			jc := jobCmd{step: s, text: replaceWorkspaceVar(sc.Text, dir), args: sc.Args, dir: dir, dirUnknown: sc.DirUnknown, orFallback: sc.OrFallback || s.softFail,
 				compound: sc.Compound, unresolved: s.unresolved, pipedTo: sc.PipedTo, env: cmdEnv}
 			if sc.Compound {
@@ -323,7 +323,7 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 	// One gate per job: the broadest (no filter to one package, binary or
 	// test name), the first among equals.
 	penalty := func(g int) int {
-		n := narrowness(a.cmds[g])
+		n := narrowness(a.cmds[g], m.tree)
 		// A build that also tests (mvn package, gradle build) is a worse
 		// test gate than a plain test command of the same job.
 		if cat == kTest && len(pure) > 0 && a.cmds[g].info.kind.Has(kBuild) {
@@ -482,25 +482,49 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 	if a.windows {
 		c.problems = append(c.problems, "the job runs on "+j.runsOn+", not Linux")
 	}
+	c.narrow = narrowness(first, m.tree)
+	if c.variant = jobVariant(j, a); c.variant == "" {
+		c.variant = stepVariant(first)
+	}
 	c.evidence = ev
 	return c, true
 }
 
-// narrowFlags select a part of a suite.
-var narrowFlags = []string{"--projects", "-pl", "--bin", "--lib", "--test", "--manifest-path", "-p", "--package", "-run", "--run", "-k", "--filter", "--only", "--example", "--doc", "--exclude", "-m", "--testNamePattern", "-t", "--grep", "-g", "--tests", "--include-tag", "--tag"}
+// narrowFlags select a part of a suite (used when the runner is not
+// known to shellcmd, so its arguments are not sorted).
+var narrowFlags = []string{"--projects", "-pl", "--bin", "--lib", "--test", "-p", "--package", "-run", "--run", "-k", "--filter", "--only", "--example", "--doc", "--testNamePattern", "-t", "--grep", "-g", "--tests", "--include-tag", "--tag", "--group", "--testsuite", "--selectProjects", "--project"}
 
 // narrowness scores how much of the suite a command leaves out.
-func narrowness(c jobCmd) int {
+func narrowness(c jobCmd, tree *shellcmd.Tree) int {
 	n := 0
 	args := shellcmd.StripWrappers(c.args).Args
-	for i, a := range args {
-		for _, f := range narrowFlags {
-			if a == f || strings.HasPrefix(a, f+"=") {
-				n += 2
+	counted := false
+	if tree != nil && len(args) > 0 && !c.compound {
+		a := shellcmd.Analyze(tree, strings.Join(quoteAll(args), " "), c.dir)
+		for _, st := range a.Steps {
+			if st.Runner == "" || st.Fallback || !st.Kind.Has(kTest) {
+				continue
 			}
+			// Only what the command itself selects counts: a named
+			// script's selection is the project's own definition of its
+			// suite.
+			if len(st.Via) == 0 {
+				n += selectionNarrowness(st.Selection, st.Dir, tree)
+			}
+			counted = true
+			break
 		}
-		if a == "--" && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-			n += 2 // cargo test -- some::test::name
+	}
+	if !counted {
+		for i, a := range args {
+			for _, f := range narrowFlags {
+				if a == f || strings.HasPrefix(a, f+"=") {
+					n += 2
+				}
+			}
+			if a == "--" && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				n += 2 // cargo test -- some::test::name
+			}
 		}
 	}
 	if c.compound {
@@ -514,6 +538,55 @@ func narrowness(c jobCmd) int {
 	}
 	if strings.Contains(c.text, "/") && len(args) > 0 && strings.Contains(args[0], "/") && c.info.kind&gateKinds == 0 {
 		n++
+	}
+	return n
+}
+
+// includeFlags pick some tests by name, group, package or project: a part
+// of the suite. Exclusions (--exclude-group, -m "not slow", --skip) are how
+// a gate leaves out what needs services, so they do not count.
+var includeFlags = map[string]bool{
+	"-run": true, "--run": true, "-k": true, "--filter": true, "--group": true, "-t": true, "--testNamePattern": true,
+	"--grep": true, "-g": true, "--only": true, "--include-tag": true, "--tag": true, "-p": true, "--package": true,
+	"-pl": true, "--projects": true, "--tests": true, "--selectProjects": true, "--project": true, "--testsuite": true,
+	"-e": false, "--env": false, "-f": false, "--bin": true, "--lib": true, "--test": true, "--example": true, "--doc": true,
+	"-R": true, "--tests-regex": true, "-L": true, "--label-regex": true, "-Dtest": true, "--testPathPattern": true,
+	"--testPathPatterns": true, "-E": true, "--filter-expr": true, "--test-name-pattern": true, "--spec": true, "--fgrep": true,
+}
+
+// wholeSuite are positional selections that name the whole suite: the
+// package pattern of Go, the current directory, the usual test roots.
+var wholeSuite = map[string]bool{"./...": true, "...": true, ".": true, "./": true, "test": true, "tests": true, "spec": true, "specs": true, "t": true, "testing": true, "src": true, "lib": true}
+
+// selectionNarrowness scores the selection arguments of a test step: 2 for
+// each that includes only some tests, 0 for exclusions and for positional
+// arguments that name the whole suite.
+func selectionNarrowness(sel []string, dir string, tree *shellcmd.Tree) int {
+	n := 0
+	for _, s := range sel {
+		flag, _, _ := strings.Cut(strings.Fields(s+" ")[0], "=")
+		if strings.HasPrefix(flag, "-") {
+			if strings.HasPrefix(flag, "-Dtest") || includeFlags[flag] {
+				n += 2
+			}
+			continue
+		}
+		p := strings.TrimSuffix(strings.TrimPrefix(s, "./"), "/")
+		if wholeSuite[s] || wholeSuite[p] || strings.HasSuffix(s, "/...") && wholeSuite[strings.TrimSuffix(p, "/...")] {
+			continue
+		}
+		// A path of the repository or a test id selects; anything else is
+		// likely the value of a flag the runner's table does not know.
+		base := strings.TrimSuffix(p, "/...")
+		if i := strings.Index(base, "::"); i >= 0 {
+			base = base[:i]
+		}
+		if strings.ContainsAny(base, "*?[") {
+			base = parentDir(base)
+		}
+		if strings.Contains(s, "::") || tree != nil && tree.Exists(join(dir, base)) {
+			n += 2
+		}
 	}
 	return n
 }

@@ -49,8 +49,11 @@ func score(c candidate, want kind) int {
 		s += 6
 	}
 	if want == kTest || want&kTest != 0 && !want.Has(kCoverage) {
-		if c.kind&(kLint|kFormat|kType) != 0 {
+		switch {
+		case c.kind&(kLint|kFormat) != 0:
 			s += 3
+		case c.kind.Has(kType):
+			s++ // type tests run with the suite (tsc over the test files)
 		}
 		if c.kind.Has(kE2E) {
 			s += 8
@@ -71,6 +74,10 @@ func score(c candidate, want kind) int {
 	if want == kBuild && c.kind&(kTest|kLint) != 0 {
 		s += 4
 	}
+	if c.variant != "" {
+		s += 12
+	}
+	s += 2 * c.narrow
 	if c.layer == LayerCIConfig {
 		job := c.source
 		if i := strings.Index(job, " step "); i >= 0 {

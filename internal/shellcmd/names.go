@@ -33,6 +33,10 @@ func ClassifyName(name string) Kind {
 		return Deploy
 	case has("bench", "benchmark", "benchmarks", "perf"):
 		return Bench
+	case has("combine", "report", "reports", "merge", "upload", "badge", "badges", "summary") && !has("test", "tests", "spec", "specs", "unit"):
+		// coverage:combine, merge-reports: they collect the results of
+		// earlier runs and test nothing themselves.
+		return Report
 	case has("e2e", "playwright", "cypress", "integration", "acceptance", "browser", "smoke"):
 		return Test | E2E
 	case has("coverage", "cov", "cover"):
@@ -44,7 +48,7 @@ func ClassifyName(name string) Kind {
 		return Type
 	case has("fmt", "prettier") || (has("format") && has("check", "verify", "ci")):
 		return Format
-	case has("lint", "linter", "eslint", "clippy", "vet", "rubocop", "ruff", "flake8", "pylint", "credo", "style", "stylelint", "biome", "golangci", "staticcheck", "checkstyle", "spotless", "detekt", "ktlint", "standard", "phpcs", "precommit", "pre"):
+	case has("lint", "linter", "eslint", "clippy", "vet", "rubocop", "ruff", "flake8", "pylint", "credo", "style", "stylelint", "biome", "golangci", "staticcheck", "checkstyle", "spotless", "detekt", "ktlint", "standard", "phpcs", "precommit", "pre", "static", "analyse", "analysis", "sast"):
 		if has("pre") && !has("commit") {
 			return 0
 		}
