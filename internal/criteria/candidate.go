@@ -36,6 +36,14 @@ type candidate struct {
 	// narrow is how much of the suite the command leaves out (a package,
 	// a test name, a group): 0 for the whole suite.
 	narrow int
+	// ciBacked: the candidate is a canonical target that covers the CI
+	// gate (CI's steps are its evidence). ciVariant: CI only runs variants
+	// (this command), so the candidate comes from another layer.
+	ciBacked  bool
+	ciVariant string
+	// parts are the other test commands of the same CI job (each in
+	// workdir): the job's suite is the command and its parts.
+	parts []string
 }
 
 func finding(layer, source, text string) Finding {

@@ -44,6 +44,7 @@ type ciStep struct {
 	uses       string
 	with       map[string]string
 	run        string
+	rawRun     string // run: as written, before ${{ }} substitution
 	unresolved []string
 	shell      string
 	wd         string
@@ -94,7 +95,7 @@ func readCI(r *repo) []*ciJob {
 		}
 	}
 	if data, ok := r.read(".gitlab-ci.yml"); ok {
-		js, err := parseGitLabCI(".gitlab-ci.yml", data)
+		js, err := parseGitLabCI(".gitlab-ci.yml", data, r.host)
 		if err != nil {
 			r.unreadable(LayerCIConfig, ".gitlab-ci.yml", err)
 		} else {
@@ -157,7 +158,7 @@ func parseGitHubWorkflow(r *repo, file string, data []byte) ([]*ciJob, error) {
 				j.skip = "the workflow has no trigger this reader understands"
 			}
 		}
-		cell, note := pickMatrixCell(mapGet(mapGet(jn, "strategy"), "matrix"))
+		cell, note := pickMatrixCell(mapGet(mapGet(jn, "strategy"), "matrix"), r.host)
 		j.matrixNote = note
 		env := map[string]string{}
 		for k, v := range wfEnv {
@@ -341,6 +342,7 @@ func (j *ciJob) readStep(r *repo, st *yaml.Node, i int, shell string, depth int)
 	}
 	if run := mapGet(st, "run"); run != nil {
 		var un []string
+		s.rawRun = scriptText(run)
 		s.run, un = env.substitute(scriptText(run))
 		s.unresolved = append(s.unresolved, un...)
 	}
@@ -417,7 +419,7 @@ var (
 // pickMatrixCell chooses one concrete cell: Linux for the OS, the newest
 // version for version axes, the first value otherwise; include entries that
 // match extend it, exclude entries are skipped.
-func pickMatrixCell(m *yaml.Node) (map[string]string, string) {
+func pickMatrixCell(m *yaml.Node, host Host) (map[string]string, string) {
 	cell := map[string]string{}
 	m = resolveAlias(m)
 	if m == nil {
@@ -450,7 +452,7 @@ func pickMatrixCell(m *yaml.Node) (map[string]string, string) {
 			if len(vals) == 0 {
 				continue
 			}
-			axes = append(axes, axis{kv[0].Value, orderAxis(kv[0].Value, vals)})
+			axes = append(axes, axis{kv[0].Value, orderAxis(kv[0].Value, vals, host)})
 			total *= len(vals)
 		}
 	}
@@ -483,12 +485,13 @@ func pickMatrixCell(m *yaml.Node) (map[string]string, string) {
 		}
 	}
 	if len(axes) == 0 && len(includes) > 0 {
-		// A matrix of include entries only: take the first Linux one.
+		// A matrix of include entries only: the best entry (Linux, no
+		// variant, an interpreter the machine has), the first among equals.
 		pick := includes[0]
-		for _, inc := range includes {
-			if isLinuxEntry(inc) {
-				pick = inc
-				break
+		best := entryScore(pick, host)
+		for _, inc := range includes[1:] {
+			if sc := entryScore(inc, host); sc < best {
+				pick, best = inc, sc
 			}
 		}
 		for _, kv := range mapPairs(pick) {
@@ -599,8 +602,63 @@ func matchesEntry(cell map[string]string, e *yaml.Node, include bool) bool {
 	return matchedOne || include
 }
 
+// entryScore ranks an include entry of a matrix (lower is better): a
+// Linux entry (or one that names no OS), without variant words (minimum
+// versions, experimental, a free-threaded or PyPy interpreter), with an
+// interpreter the machine has.
+func entryScore(n *yaml.Node, host Host) int {
+	score := 0
+	linux := isLinuxEntry(n)
+	for _, kv := range mapPairs(n) {
+		key := strings.ToLower(kv[0].Value)
+		flat := map[string]string{}
+		flattenInto(flat, key, kv[1])
+		for k, v := range flat {
+			lv := strings.ToLower(v)
+			switch {
+			case !linux && (strings.Contains(lv, "windows") || strings.Contains(lv, "macos") || strings.Contains(lv, "mac-") || strings.HasPrefix(lv, "mac")):
+				score += 10
+			case k == "experimental" && lv == "true":
+				score += 5
+			case variantValue(v):
+				score += 5
+			case pythonAxis(k) && hostPython(v, host):
+				score -= 3
+			}
+		}
+	}
+	return score
+}
+
+// variantValue reports a matrix value that names a variant: prefer-lowest,
+// tests-min, pypy-3.10, a free-threaded 3.14t, nightly.
+func variantValue(v string) bool {
+	if freeThreadedRe.MatchString(v) {
+		return true
+	}
+	w, what := variantWord(v)
+	return w != "" && what != "another platform"
+}
+
+var freeThreadedRe = lazyre.New(`^(py|python)?3\.[0-9]+t$`)
+
+// pythonAxis reports a matrix axis that holds Python versions.
+func pythonAxis(key string) bool {
+	k := strings.ToLower(key)
+	return strings.Contains(k, "python") || k == "py" || strings.HasSuffix(k, ".python") || k == "interpreter"
+}
+
+var pythonVersionRe = lazyre.New(`^(?:py|python|cpython-?)?(3\.[0-9]+)(?:\.[0-9x]+)?$`)
+
+// hostPython reports whether the machine has the Python version v
+// (python3.11 on the PATH for "3.11").
+func hostPython(v string, host Host) bool {
+	m := pythonVersionRe.FindStringSubmatch(strings.TrimSpace(v))
+	return m != nil && host != nil && host.Has("python"+m[1])
+}
+
 // orderAxis orders an axis's values by preference.
-func orderAxis(key string, vals []*yaml.Node) []*yaml.Node {
+func orderAxis(key string, vals []*yaml.Node, host Host) []*yaml.Node {
 	out := append([]*yaml.Node(nil), vals...)
 	allScalar := true
 	for _, v := range out {
@@ -643,9 +701,17 @@ func orderAxis(key string, vals []*yaml.Node) []*yaml.Node {
 		}
 	}
 	if versions || nVersions*2 >= len(out) && nVersions > 0 {
-		// Versions (with a few extras like jruby-head): the newest
-		// version first, the extras last.
+		// Versions (with a few extras like jruby-head): for Python, an
+		// interpreter the machine has first; then the newest version, the
+		// extras last.
+		py := pythonAxis(key)
 		sort.SliceStable(out, func(a, b int) bool {
+			if py {
+				ha, hb := hostPython(out[a].Value, host), hostPython(out[b].Value, host)
+				if ha != hb {
+					return ha
+				}
+			}
 			va, vb := versionRe.MatchString(out[a].Value), versionRe.MatchString(out[b].Value)
 			if va != vb {
 				return va
@@ -661,10 +727,15 @@ func orderAxis(key string, vals []*yaml.Node) []*yaml.Node {
 		})
 		return out
 	}
-	// Prefer stable toolchains over nightly/beta/experimental ones.
+	// Prefer stable toolchains over nightly/beta/experimental ones, and the
+	// plain value over one that names a variant (prefer-lowest, valgrind).
 	rank := func(v string) int {
 		v = strings.ToLower(v)
 		switch {
+		case hostPython(v, host):
+			return -1
+		case variantValue(v):
+			return 3
 		case v == "stable" || v == "latest" || v == "lts/*" || v == "lts":
 			return 0
 		case strings.Contains(v, "nightly") || strings.Contains(v, "beta") || strings.Contains(v, "dev") || strings.Contains(v, "canary") || strings.Contains(v, "experimental") || strings.Contains(v, "pypy") || strings.Contains(v, "head") || strings.Contains(v, "rc"):
@@ -703,7 +774,7 @@ var gitlabReserved = map[string]bool{"image": true, "services": true, "stages": 
 
 var gitlabVarRe = lazyre.New(`\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?`)
 
-func parseGitLabCI(file string, data []byte) ([]*ciJob, error) {
+func parseGitLabCI(file string, data []byte, host Host) ([]*ciJob, error) {
 	root, err := parseYAMLNode(data)
 	if err != nil {
 		return nil, err
@@ -763,7 +834,7 @@ func parseGitLabCI(file string, data []byte) ([]*ciJob, error) {
 		if pm := mapGet(get("parallel"), "matrix"); pm != nil {
 			items := seqItems(pm)
 			if len(items) > 0 {
-				c, note := pickMatrixCell(items[0])
+				c, note := pickMatrixCell(items[0], host)
 				cell = c
 				j.matrixNote = strings.Replace(note, "matrix of", "parallel:matrix of", 1)
 				for k, v := range c {

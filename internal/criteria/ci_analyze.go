@@ -245,6 +245,15 @@ var categories = []kind{kTest, kLint | kFormat, kType, kBuild, kCoverage}
 
 // ciCandidates turns the jobs into gate candidates, one per job and kind.
 func ciCandidates(jobs []*ciJob, m *manifests) (cands []candidate, notes []Finding) {
+	// A platform is a variant only beside Linux jobs: a project whose CI
+	// runs only on macOS tests there.
+	m.ciLinux = false
+	for _, j := range jobs {
+		ro := strings.ToLower(j.runsOn)
+		if j.skip == "" && !strings.Contains(ro, "windows") && !strings.Contains(ro, "macos") {
+			m.ciLinux = true
+		}
+	}
 	for _, j := range jobs {
 		src := j.file + " job " + j.id
 		if j.skip != "" {
@@ -355,6 +364,14 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 	}
 	src := j.file + " job " + j.id + " " + first.step.label()
 	c := candidate{source: src, sig: first.info.sig, runner: first.info.runner, script: first.info.script, inner: first.info.inner, strong: true}
+	if cat == kTest {
+		for _, o := range others {
+			if o.dirUnknown || o.compound || stepVariant(o) != "" || len(o.unresolved) > 0 && placeholderRe.MatchString(o.text) {
+				continue
+			}
+			c.parts = append(c.parts, inDir(workdirOf(first, m), o.dir, o.text))
+		}
+	}
 	var ev []Finding
 	workdir := first.dir
 	for !m.r.isDir(workdir) && workdir != "." {
@@ -385,9 +402,15 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 		}
 		text = localEquivalent(g, &ev, src)
 		text = dropCIAssignments(text, &ev, src)
+		text = dropMatrixProperties(text, g.step.rawRun, &ev, src)
 		if expanded, ok := expandKnownVars(text, g.env); ok {
 			ev = append(ev, finding(LayerCIConfig, src, "CI runs `"+restore(text, g.unresolved)+"`; the variables it sets in env: are expanded, since the loop does not set them"))
 			text = expanded
+		}
+		text = unquoteNeedless(text)
+		if plain, dec := m.plainCommand(text, g.dir); len(dec) > 0 {
+			ev = append(ev, finding(LayerCIConfig, src, "CI-only decoration left out (it changes how results are reported, not which tests run): "+strings.Join(dec, " ")))
+			text = plain
 		}
 		if g.dir != workdir {
 			text = localInDir(text, workdir, g.dir, g.info)
@@ -483,11 +506,21 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 		c.problems = append(c.problems, "the job runs on "+j.runsOn+", not Linux")
 	}
 	c.narrow = narrowness(first, m.tree)
-	if c.variant = jobVariant(j, a); c.variant == "" {
+	if c.variant = jobVariant(j, a, m.ciLinux); c.variant == "" {
 		c.variant = stepVariant(first)
 	}
 	c.evidence = ev
 	return c, true
+}
+
+// workdirOf is the existing directory a job command runs in (the nearest
+// existing ancestor of its directory).
+func workdirOf(g jobCmd, m *manifests) string {
+	w := g.dir
+	for !m.r.isDir(w) && w != "." {
+		w = parentDir(w)
+	}
+	return w
 }
 
 // narrowFlags select a part of a suite (used when the runner is not
@@ -644,14 +677,49 @@ func localEquivalent(g jobCmd, ev *[]Finding, src string) string {
 
 var ciAssignRe = lazyre.New(`^(PATH|HOME|TERM|CI|FORCE_COLOR|NO_COLOR|[A-Z_]*COLOR[A-Z_]*|GITHUB_[A-Z_]+|RUNNER_[A-Z_]+|[A-Z_]*TOKEN|[A-Z_]*SECRET[A-Z_]*|[A-Z_]*_KEY)=`)
 
+// matrixPropertyRe finds a JVM build property set from a matrix value:
+// -Ptest.java.version=${{ matrix.java }}.
+var matrixPropertyRe = lazyre.New(`(-[PD][A-Za-z0-9_.\-]+)=\$\{\{\s*matrix\.`)
+
+// dropMatrixProperties removes the -P/-D build properties whose value CI
+// takes from its matrix (one JVM or mode of several): the local build
+// runs with the project's default.
+func dropMatrixProperties(text, raw string, ev *[]Finding, src string) string {
+	props := matrixPropertyRe.FindAllStringSubmatch(raw, -1)
+	if len(props) == 0 {
+		return text
+	}
+	fields := strings.Fields(text)
+	var out, dropped []string
+	for _, f := range fields {
+		drop := false
+		for _, p := range props {
+			if strings.HasPrefix(f, p[1]+"=") {
+				drop = true
+			}
+		}
+		if drop {
+			dropped = append(dropped, f)
+			continue
+		}
+		out = append(out, f)
+	}
+	if len(dropped) == 0 {
+		return text
+	}
+	*ev = append(*ev, finding(LayerCIConfig, src, "build properties CI takes from its matrix left out (the project's default is the local build): "+strings.Join(dropped, " ")))
+	return strings.Join(out, " ")
+}
+
 // dropCIAssignments removes leading variable assignments that only serve CI
-// (colours, PATH to CI-installed tools, tokens).
+// (colours, PATH to CI-installed tools, tokens) or set nothing (X='').
 func dropCIAssignments(text string, ev *[]Finding, src string) string {
 	fields := strings.Fields(text)
 	i := 0
 	var dropped []string
-	for i < len(fields) && shellcmd.IsAssignment(fields[i]) && !strings.ContainsAny(fields[i], `"'`) {
-		if !ciAssignRe.MatchString(fields[i]) {
+	for i < len(fields) && shellcmd.IsAssignment(fields[i]) && (!strings.ContainsAny(fields[i], `"'`) || strings.HasSuffix(fields[i], "=''") || strings.HasSuffix(fields[i], `=""`)) {
+		_, val, _ := strings.Cut(fields[i], "=")
+		if !ciAssignRe.MatchString(fields[i]) && val != "" && val != "''" && val != `""` {
 			return text
 		}
 		dropped = append(dropped, strings.SplitN(fields[i], "=", 2)[0])

@@ -48,7 +48,7 @@ func TestPickMatrixCell(t *testing.T) {
 			if err := yaml.Unmarshal([]byte(tc.matrix), &n); err != nil {
 				t.Fatal(err)
 			}
-			got, note := pickMatrixCell(&n)
+			got, note := pickMatrixCell(&n, nil)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("cell (-want +got):\n%s", diff)
 			}

@@ -177,21 +177,13 @@ func synthesize(task string, ev *evidence) Proposal {
 				p.Rationale = append(p.Rationale, finding(LayerCIConfig, chosen.source, fmt.Sprintf("CI's `%s` checks more than the task needs (%s); it runs `%s`, which is the check for this task", chosen.command, (chosen.kind&gateKinds&^want).String(), c.command)))
 				chosen = c
 			}
+			if want == kTest {
+				chosen = ev.gateOf(chosen, &p)
+			}
 		}
 	}
 	if !ok {
-		var pool []candidate
-		pool = append(pool, ev.aiwg...)
-		pool = append(pool, ev.context...)
-		pool = append(pool, ev.manifest...)
-		for i := range pool {
-			pool[i].order = i
-			pool[i].rank += layerPriority(pool[i].layer)
-		}
-		chosen, ok = pick(pool, want)
-		if ok {
-			chosen.rank -= layerPriority(chosen.layer)
-		}
+		chosen, ok = pickLocal(ev, want)
 	}
 	if !ok && (want == kType) {
 		// Compiling is the type check of a compiled language.
@@ -283,6 +275,48 @@ func synthesize(task string, ev *evidence) Proposal {
 	}
 	p.Alternatives = alternatives(chosen, ev, want)
 	return p
+}
+
+// pickLocal picks among the layers other than CI: the .aiwg artifacts,
+// the context files and the manifests.
+func pickLocal(ev *evidence, want kind) (candidate, bool) {
+	var pool []candidate
+	pool = append(pool, ev.aiwg...)
+	pool = append(pool, ev.context...)
+	pool = append(pool, ev.manifest...)
+	for i := range pool {
+		pool[i].order = i
+		pool[i].rank += layerPriority(pool[i].layer)
+	}
+	chosen, ok := pick(pool, want)
+	if ok {
+		chosen.rank -= layerPriority(chosen.layer)
+	}
+	return chosen, ok
+}
+
+// gateOf turns the best CI test gate into the criterion: when every CI
+// test job is a variant, the contributor doc or manifest's own suite wins;
+// otherwise the canonical target that covers the gate (its steps, a
+// broader selection, the same tests without CI's wrapper).
+func (ev *evidence) gateOf(g candidate, p *Proposal) candidate {
+	if g.variant != "" {
+		if alt, ok := pickLocal(ev, kTest); ok && alt.variant == "" && !alt.kind.Has(kE2E) {
+			p.Rationale = append(p.Rationale, finding(LayerCIConfig, g.source, "every CI test job is a variant ("+g.variant+"): the project's own suite is taken from "+layerName(alt.layer)+" instead"))
+			alt.ciVariant = g.command
+			return alt
+		}
+		return g
+	}
+	if k, why, ok := canonicalFor(g, ev); ok {
+		p.Rationale = append(p.Rationale, finding(LayerCIConfig, g.source, fmt.Sprintf("CI runs `%s`; the canonical target `%s` covers it", strings.Join(append([]string{g.command}, g.parts...), "`, `"), k.command)))
+		return adoptCanonical(k, g, why)
+	}
+	if k, why, ok := broaderDefault(g, ev); ok {
+		p.Rationale = append(p.Rationale, finding(LayerCIConfig, g.source, fmt.Sprintf("CI's `%s` selects a part of the suite; `%s` runs all of it", g.command, k.command)))
+		return adoptCanonical(k, g, why)
+	}
+	return g
 }
 
 func taskFinding(in taskIntent) Finding {

@@ -27,6 +27,10 @@ func ClassifyName(name string) Kind {
 	switch {
 	case has("fix", "write", "format") && !has("check", "verify", "ci") && !has("test"):
 		return 0 // rewrites files: never a gate
+	case has("update", "regenerate", "regen", "bless", "accept") && !has("check", "verify"):
+		return 0 // rewrites snapshots or expectations: never a gate
+	case has("setup", "bootstrap", "prepare", "teardown", "migrate", "seed") && has("test", "tests", "spec", "specs", "db", "database"):
+		return Install // test.setup, test:prepare: makes the suite's databases, runs nothing
 	case has("watch", "dev", "serve", "start"):
 		return Watch
 	case has("deploy", "release", "publish", "upload", "docker", "pages"):

@@ -1,0 +1,331 @@
+package criteria
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aiwg/agent-loop/internal/lazyre"
+	"github.com/aiwg/agent-loop/internal/shellcmd"
+)
+
+// Canonical targets. CI often runs the suite in pieces (one step per part,
+// one job per shard), through a wrapper that adds reporting (nyc npm test,
+// make ci), or narrowed to what one job needs. The manifest's canonical
+// target (npm test, make test, composer test, script/cibuild) is the team's
+// name for the whole suite: when it runs every test step of the CI gate
+// (the same runners, in the same directories, with the same or a broader
+// selection) and adds no lint of its own, it is the criterion, and CI's
+// steps are its evidence.
+
+// testLeaves are the test steps a command reaches, as shellcmd analyses it.
+func (m *manifests) testLeaves(command, workdir string) []shellcmd.Step {
+	a := shellcmd.Analyze(m.tree, command, workdir)
+	var out []shellcmd.Step
+	for _, s := range a.Steps {
+		if s.Fallback || s.Background || s.Piped || !s.Kind.Has(kTest) {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// gateSteps are the gate steps (tests, lint, type checks, builds) a command
+// reaches.
+func (m *manifests) gateSteps(command, workdir string) []shellcmd.Step {
+	a := shellcmd.Analyze(m.tree, command, workdir)
+	var out []shellcmd.Step
+	for _, s := range a.Steps {
+		if s.Fallback || s.Background || s.Piped || s.Kind&gateKinds == 0 || s.Role == shellcmd.RoleSetup {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// stepWords is a step without its reporting decoration, for comparison.
+func stepWords(s shellcmd.Step) string {
+	return s.Dir + "\x00" + strings.Join(s.Plain, " ")
+}
+
+// unselected is a step's plain words without its selection.
+func unselected(s shellcmd.Step) string {
+	sel := map[string]bool{}
+	for _, x := range s.Selection {
+		for _, w := range strings.Fields(x) {
+			sel[w] = true
+		}
+	}
+	var out []string
+	for _, w := range s.Plain {
+		if !sel[w] {
+			out = append(out, w)
+		}
+	}
+	return s.Dir + "\x00" + strings.Join(out, " ")
+}
+
+// stepCovers reports whether step k runs at least what step g runs: the
+// same words (reporting aside), or the same runner and flags with a
+// selection that leaves out no more than g's.
+func stepCovers(k, g shellcmd.Step) bool {
+	if stepWords(k) == stepWords(g) {
+		return true
+	}
+	if k.Runner == "" || k.Runner != g.Runner || k.Dir != g.Dir || unselected(k) != unselected(g) {
+		return false
+	}
+	if len(k.Selection) >= len(g.Selection) && !allWholeSuite(k.Selection) {
+		return false
+	}
+	for _, s := range k.Selection {
+		if !slices.Contains(g.Selection, s) && !wholeSuite[strings.TrimPrefix(s, "./")] && !wholeSuite[s] {
+			return false
+		}
+	}
+	return true
+}
+
+func allWholeSuite(sel []string) bool {
+	for _, s := range sel {
+		if !wholeSuite[s] && !wholeSuite[strings.TrimSuffix(strings.TrimPrefix(s, "./"), "/")] {
+			return false
+		}
+	}
+	return true
+}
+
+// covers reports whether the command k runs every test step the commands
+// gs run, and no lint or format check besides (it may type-check and
+// build). why says how.
+func (m *manifests) covers(k candidate, gs []string, workdir string) (bool, string) {
+	kGates := m.gateSteps(k.command, k.workdir)
+	var kTests []shellcmd.Step
+	for _, s := range kGates {
+		if s.Kind.Has(kTest) {
+			kTests = append(kTests, s)
+		}
+	}
+	if len(kTests) == 0 {
+		return false, ""
+	}
+	matched := make([]bool, len(kGates))
+	narrower, wrapped := false, false
+	for _, g := range gs {
+		leaves := m.testLeaves(g, workdir)
+		if len(leaves) == 0 {
+			return false, ""
+		}
+		for _, gl := range leaves {
+			found := false
+			for i, ks := range kGates {
+				if ks.Kind.Has(kTest) && stepCovers(ks, gl) {
+					matched[i] = true
+					found = true
+					if stepWords(ks) != stepWords(gl) {
+						narrower = true
+					}
+					if len(gl.Decoration) > 0 || len(gl.Via) > len(ks.Via) {
+						wrapped = true
+					}
+					break
+				}
+			}
+			if !found {
+				return false, ""
+			}
+		}
+	}
+	for i, ks := range kGates {
+		if !matched[i] && ks.Kind&(kLint|kFormat) != 0 && !ks.Kind.Has(kTest) {
+			return false, "" // the canonical target also lints: a wider gate
+		}
+	}
+	extra := 0
+	for i := range kGates {
+		if !matched[i] {
+			extra++
+		}
+	}
+	switch {
+	case len(gs) > 1 && extra == 0:
+		return true, "runs the same test steps CI runs one by one"
+	case len(gs) > 1:
+		return true, "runs every test step CI runs one by one, and more of the suite"
+	case narrower:
+		return true, "runs the same tests with a broader selection than CI's step"
+	case extra > 0:
+		return true, "runs CI's test step and the rest of the suite"
+	case wrapped:
+		return true, "runs the same tests; CI's command only adds reporting around them"
+	}
+	return false, ""
+}
+
+// canonicalFor finds the manifest's or contributor doc's named target that
+// covers the CI gate (its step and the job's other test steps): the team's
+// name for the whole suite.
+func canonicalFor(g candidate, ev *evidence) (candidate, string, bool) {
+	gs := append([]string{g.command}, g.parts...)
+	for _, pool := range [][]candidate{ev.manifest, ev.context} {
+		for _, k := range pool {
+			if k.unusable != "" || k.workdir != g.workdir || !k.kind.Has(kTest) || k.kind.Has(kE2E) || k.variant != "" {
+				continue
+			}
+			if !k.strong || k.script == "" && k.layer == LayerManifest {
+				continue // a named target, not a runner's bare default
+			}
+			if normalizeCmd(k.command) == normalizeCmd(g.command) && len(g.parts) == 0 {
+				return candidate{}, "", false
+			}
+			if ok, why := ev.m.covers(k, gs, g.workdir); ok {
+				return k, why, true
+			}
+		}
+	}
+	return candidate{}, "", false
+}
+
+// broaderDefault finds, for a CI gate that selects a part of the suite, the
+// manifest's default command that runs the same runner over all of it.
+func broaderDefault(g candidate, ev *evidence) (candidate, string, bool) {
+	if g.narrow == 0 {
+		return candidate{}, "", false
+	}
+	for _, k := range ev.manifest {
+		if k.unusable != "" || k.workdir != g.workdir || !k.kind.Has(kTest) || k.kind.Has(kE2E) {
+			continue
+		}
+		if ok, why := ev.m.covers(k, []string{g.command}, g.workdir); ok {
+			return k, why, true
+		}
+	}
+	return candidate{}, "", false
+}
+
+// adoptCanonical makes k the chosen candidate with the CI gate g as its
+// evidence.
+func adoptCanonical(k, g candidate, why string) candidate {
+	k.evidence = append(append([]Finding{finding(k.layer, k.source, fmt.Sprintf("`%s` %s", k.command, why))}, g.evidence...), k.evidence...)
+	if k.setup == "" {
+		k.setup = g.setup
+	}
+	k.ciBacked = true
+	return k
+}
+
+// plainCommand takes CI-only decoration off a command that runs one test
+// runner directly (coverage output, reporters, verbosity, log groups): the
+// local equivalent runs the same tests and prints less. Flags that change
+// which tests run are kept. It returns the command unchanged when it is
+// not one simple command whose words are all literal.
+func (m *manifests) plainCommand(command, workdir string) (string, []string) {
+	cmds, err := shellcmd.Parse(command)
+	if err != nil || len(cmds) != 1 || cmds[0].Compound || len(cmds[0].Piped) > 0 || cmds[0].Dir != "" && cmds[0].Dir != "." {
+		return command, nil
+	}
+	a := shellcmd.Analyze(m.tree, command, workdir)
+	var step *shellcmd.Step
+	for i := range a.Steps {
+		s := &a.Steps[i]
+		if !s.Kind.Has(kTest) || len(s.Via) > 0 {
+			continue
+		}
+		if step != nil {
+			return command, nil
+		}
+		step = s
+	}
+	if step == nil {
+		return command, nil
+	}
+	plain, defaults := dropDefaults(step.Plain, step.Runner)
+	if len(step.Decoration) == 0 && len(defaults) == 0 {
+		return command, nil
+	}
+	raw := cmds[0].Args
+	if len(step.Args) > len(raw) {
+		return command, nil
+	}
+	prefix := raw[:len(raw)-len(step.Args)]
+	for i, w := range step.Args {
+		if raw[len(prefix)+i] != w {
+			return command, nil
+		}
+	}
+	var words []string
+	for i, w := range append(append([]string(nil), prefix...), plain...) {
+		switch {
+		case w == "":
+			return command, nil // not literal: cannot be written back
+		case i < len(prefix) && shellcmd.IsAssignment(w):
+			words = append(words, w) // as written
+		default:
+			words = append(words, shellcmd.Quote(w))
+		}
+	}
+	return strings.Join(words, " "), append(append([]string(nil), step.Decoration...), defaults...)
+}
+
+// defaultValued are flags whose value names what the runner uses anyway:
+// `--file pom.xml`, `--manifest-path ./Cargo.toml`, `-c phpunit.xml.dist`.
+var defaultValued = map[string]map[string][]string{
+	"mvn":        {"-f": {"pom.xml"}, "--file": {"pom.xml"}},
+	"gradle":     {"-p": {"."}, "--project-dir": {"."}},
+	"cargo test": {"--manifest-path": {"Cargo.toml"}},
+	"phpunit":    {"-c": {"phpunit.xml", "phpunit.xml.dist", "phpunit.dist.xml"}, "--configuration": {"phpunit.xml", "phpunit.xml.dist", "phpunit.dist.xml"}},
+}
+
+// dropDefaults removes the default-valued flags of a runner from words.
+func dropDefaults(words []string, runner string) ([]string, []string) {
+	flags := defaultValued[runner]
+	if runner == "cargo nextest" {
+		flags = defaultValued["cargo test"]
+	}
+	if len(flags) == 0 {
+		return words, nil
+	}
+	var out, dropped []string
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		name, val, inline := strings.Cut(w, "=")
+		defaults, ok := flags[name]
+		if !ok {
+			out = append(out, w)
+			continue
+		}
+		if !inline && i+1 < len(words) {
+			val = words[i+1]
+		}
+		if !slices.Contains(defaults, strings.TrimPrefix(val, "./")) {
+			out = append(out, w)
+			continue
+		}
+		if inline {
+			dropped = append(dropped, w)
+		} else {
+			dropped = append(dropped, w+" "+val)
+			i++
+		}
+	}
+	return out, dropped
+}
+
+// needlessQuoteRe matches a word quoted whole although it has nothing the
+// shell would expand or split: "tests-3.12".
+var needlessQuoteRe = lazyre.New(`(^|\s)(?:"([A-Za-z0-9._/:=@%+,-]+)"|'([A-Za-z0-9._/:=@%+,-]+)')(\s|$)`)
+
+// unquoteNeedless writes such words without their quotes (a matrix value
+// substituted into a quoted word leaves them).
+func unquoteNeedless(s string) string {
+	for i := 0; i < 3; i++ {
+		n := needlessQuoteRe.ReplaceAllString(s, "$1$2$3$4")
+		if n == s {
+			break
+		}
+		s = n
+	}
+	return s
+}
