@@ -500,6 +500,27 @@ func pickMatrixCell(m *yaml.Node, host Host) (map[string]string, string) {
 		total = len(includes)
 		found = true
 	} else if found {
+		// An include entry that adds its own combination (no axis value
+		// matches) competes with the axes' pick: an interpreter the
+		// machine has is the default entry.
+		linuxCell := false
+		for _, v := range cell {
+			lv := strings.ToLower(v)
+			linuxCell = linuxCell || strings.Contains(lv, "ubuntu") || strings.Contains(lv, "linux")
+		}
+		best := cellScore(cell, linuxCell, host)
+		for _, inc := range includes {
+			if matchesEntry(cell, inc, false) || !isLinuxEntry(inc) {
+				continue
+			}
+			if sc := entryScore(inc, host); sc < best {
+				best = sc
+				cell = map[string]string{}
+				for _, kv := range mapPairs(inc) {
+					flattenInto(cell, kv[0].Value, kv[1])
+				}
+			}
+		}
 		for _, inc := range includes {
 			if matchesEntry(cell, inc, true) {
 				for _, kv := range mapPairs(inc) {
@@ -607,13 +628,20 @@ func matchesEntry(cell map[string]string, e *yaml.Node, include bool) bool {
 // versions, experimental, a free-threaded or PyPy interpreter), with an
 // interpreter the machine has.
 func entryScore(n *yaml.Node, host Host) int {
-	score := 0
-	linux := isLinuxEntry(n)
+	flat := map[string]string{}
 	for _, kv := range mapPairs(n) {
-		key := strings.ToLower(kv[0].Value)
-		flat := map[string]string{}
-		flattenInto(flat, key, kv[1])
-		for k, v := range flat {
+		flattenInto(flat, strings.ToLower(kv[0].Value), kv[1])
+	}
+	return cellScore(flat, isLinuxEntry(n), host)
+}
+
+// cellScore is entryScore of a flattened cell.
+func cellScore(flat map[string]string, linux bool, host Host) int {
+	score := 0
+	{
+		for _, k := range sortedKeys(flat) {
+			v := flat[k]
+			k = strings.ToLower(k)
 			lv := strings.ToLower(v)
 			switch {
 			case !linux && (strings.Contains(lv, "windows") || strings.Contains(lv, "macos") || strings.Contains(lv, "mac-") || strings.HasPrefix(lv, "mac")):
@@ -650,11 +678,14 @@ func pythonAxis(key string) bool {
 
 var pythonVersionRe = lazyre.New(`^(?:py|python|cpython-?)?(3\.[0-9]+)(?:\.[0-9x]+)?$`)
 
-// hostPython reports whether the machine has the Python version v
-// (python3.11 on the PATH for "3.11").
+// hostPython reports whether v is the version of the machine's default
+// Python ("3.11" when python3 is 3.11).
 func hostPython(v string, host Host) bool {
+	if host == nil {
+		return false
+	}
 	m := pythonVersionRe.FindStringSubmatch(strings.TrimSpace(v))
-	return m != nil && host != nil && host.Has("python"+m[1])
+	return m != nil && m[1] == host.Python()
 }
 
 // orderAxis orders an axis's values by preference.

@@ -403,6 +403,7 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 		text = localEquivalent(g, &ev, src)
 		text = dropCIAssignments(text, &ev, src)
 		text = dropMatrixProperties(text, g.step.rawRun, &ev, src)
+		text = runnerEnvAsFlags(text, g, &ev, src)
 		if expanded, ok := expandKnownVars(text, g.env); ok {
 			ev = append(ev, finding(LayerCIConfig, src, "CI runs `"+restore(text, g.unresolved)+"`; the variables it sets in env: are expanded, since the loop does not set them"))
 			text = expanded
@@ -676,6 +677,46 @@ func localEquivalent(g jobCmd, ev *[]Finding, src string) string {
 }
 
 var ciAssignRe = lazyre.New(`^(PATH|HOME|TERM|CI|FORCE_COLOR|NO_COLOR|[A-Z_]*COLOR[A-Z_]*|GITHUB_[A-Z_]+|RUNNER_[A-Z_]+|[A-Z_]*TOKEN|[A-Z_]*SECRET[A-Z_]*|[A-Z_]*_KEY)=`)
+
+// runnerEnvVars are the variables a runner reads to choose what it runs,
+// with the flag that says the same on the command line: CI's matrix sets
+// TOXENV for each cell, and without it tox runs every env.
+var runnerEnvVars = []struct{ sig, name, flag string }{
+	{"tox", "TOXENV", "-e"}, {"tox", "TOX_ENV", "-e"}, {"nox", "NOXSESSION", "-s"},
+}
+
+// runnerEnvAsFlags makes the selection CI passes to a runner through the
+// environment part of the command, as the runner's own flag.
+func runnerEnvAsFlags(text string, g jobCmd, ev *[]Finding, src string) string {
+	args := shellcmd.StripWrappers(g.args).Args
+	for _, v := range runnerEnvVars {
+		val, ok := g.env[v.name]
+		if !ok || g.info.sig != v.sig || val == "" || strings.ContainsAny(val, "$ '\"\\") || placeholderRe.MatchString(val) {
+			continue
+		}
+		if shellcmd.HasFlag(args, v.flag) || shellcmd.HasFlag(args, "--env") || shellcmd.HasFlag(args, "--session") || shellcmd.HasFlag(args, "-f") {
+			continue
+		}
+		fields := strings.Fields(text)
+		at := -1
+		for i, f := range fields {
+			if shellcmd.ToolName(f) == v.sig {
+				at = i + 1
+				if at < len(fields) && (fields[at] == "run" || fields[at] == "r") {
+					at++
+				}
+				break
+			}
+		}
+		if at < 0 {
+			continue
+		}
+		out := append(append(append([]string(nil), fields[:at]...), v.flag, val), fields[at:]...)
+		*ev = append(*ev, finding(LayerCIConfig, src, fmt.Sprintf("CI selects what %s runs with %s=%s in its environment; the command says it with %s %s", v.sig, v.name, val, v.flag, val)))
+		return strings.Join(out, " ")
+	}
+	return text
+}
 
 // matrixPropertyRe finds a JVM build property set from a matrix value:
 // -Ptest.java.version=${{ matrix.java }}.

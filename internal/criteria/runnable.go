@@ -1,9 +1,11 @@
 package criteria
 
 import (
+	"context"
 	"os/exec"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aiwg/agent-loop/internal/lazyre"
 	"github.com/aiwg/agent-loop/internal/shellcmd"
@@ -16,14 +18,41 @@ import (
 type Host interface {
 	// Has reports whether the program name is on the PATH.
 	Has(name string) bool
+	// Python is the version of the default python3 ("3.11"), "" when
+	// unknown.
+	Python() string
 }
 
 // PathHost is the Host of this machine: programs are looked up on the PATH
-// (once each).
+// (once each); the default interpreter's version is asked once.
 type PathHost struct {
-	mu   sync.Mutex
-	seen map[string]bool
+	mu      sync.Mutex
+	seen    map[string]bool
+	pyOnce  sync.Once
+	version string
 }
+
+// Python runs `python3 --version` once (a tool of the machine, never the
+// repository's code; from the root directory, so no project file picks the
+// version) and returns its major.minor.
+func (h *PathHost) Python() string {
+	h.pyOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "python3", "--version")
+		cmd.Dir = "/"
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return
+		}
+		if m := pyVersionOutRe.FindStringSubmatch(string(out)); m != nil {
+			h.version = m[1]
+		}
+	})
+	return h.version
+}
+
+var pyVersionOutRe = lazyre.New(`Python (3\.[0-9]+)`)
 
 // Has looks name up on the PATH.
 func (h *PathHost) Has(name string) bool {
