@@ -18,15 +18,20 @@ import (
 // selection) and adds no lint of its own, it is the criterion, and CI's
 // steps are its evidence.
 
-// testLeaves are the test steps a command reaches, as shellcmd analyses it.
+// testLeaves are the steps of a test command that do its work, as
+// shellcmd analyses it: the test runners, and the programs shellcmd does
+// not know (a test script's body is the test), without the setup and the
+// CI plumbing (echo, mkdir).
 func (m *manifests) testLeaves(command, workdir string) []shellcmd.Step {
 	a := shellcmd.Analyze(m.tree, command, workdir)
 	var out []shellcmd.Step
 	for _, s := range a.Steps {
-		if s.Fallback || s.Background || s.Piped || !s.Kind.Has(kTest) {
+		if s.Fallback || s.Background || s.Piped {
 			continue
 		}
-		out = append(out, s)
+		if s.Kind.Has(kTest) || s.Kind == 0 && len(s.Args) > 0 && s.Args[0] != "" {
+			out = append(out, s)
+		}
 	}
 	return out
 }
@@ -41,6 +46,19 @@ func (m *manifests) gateSteps(command, workdir string) []shellcmd.Step {
 			continue
 		}
 		out = append(out, s)
+	}
+	return out
+}
+
+// unknownSteps are the steps of a command shellcmd cannot classify (their
+// words still identify them: `node test/run.mjs`).
+func (m *manifests) unknownSteps(command, workdir string) []shellcmd.Step {
+	a := shellcmd.Analyze(m.tree, command, workdir)
+	var out []shellcmd.Step
+	for _, s := range a.Steps {
+		if !s.Fallback && !s.Background && !s.Piped && s.Kind == 0 && len(s.Args) > 0 && s.Args[0] != "" {
+			out = append(out, s)
+		}
 	}
 	return out
 }
@@ -77,20 +95,30 @@ func stepCovers(k, g shellcmd.Step) bool {
 	if k.Runner == "" || k.Runner != g.Runner || k.Dir != g.Dir || unselected(k) != unselected(g) {
 		return false
 	}
-	if len(k.Selection) >= len(g.Selection) && !allWholeSuite(k.Selection) {
+	if len(k.Selection) >= len(g.Selection) && !allWholeSuite(k.Selection, k.Runner) {
 		return false
 	}
 	for _, s := range k.Selection {
-		if !slices.Contains(g.Selection, s) && !wholeSuite[strings.TrimPrefix(s, "./")] && !wholeSuite[s] {
+		if !slices.Contains(g.Selection, s) && !isWholeSuite(s, k.Runner) {
 			return false
 		}
 	}
 	return true
 }
 
-func allWholeSuite(sel []string) bool {
+// isWholeSuite reports a positional selection that names the whole suite
+// for the runner: ./... for go test (where "." is one package), the test
+// root or "." for the others.
+func isWholeSuite(s, runner string) bool {
+	if runner == "go test" {
+		return s == "./..." || s == "..."
+	}
+	return wholeSuite[s] || wholeSuite[strings.TrimSuffix(strings.TrimPrefix(s, "./"), "/")]
+}
+
+func allWholeSuite(sel []string, runner string) bool {
 	for _, s := range sel {
-		if !wholeSuite[s] && !wholeSuite[strings.TrimSuffix(strings.TrimPrefix(s, "./"), "/")] {
+		if !isWholeSuite(s, runner) {
 			return false
 		}
 	}
@@ -102,6 +130,7 @@ func allWholeSuite(sel []string) bool {
 // build). why says how.
 func (m *manifests) covers(k candidate, gs []string, workdir string) (bool, string) {
 	kGates := m.gateSteps(k.command, k.workdir)
+	kGates = append(kGates, m.unknownSteps(k.command, k.workdir)...)
 	var kTests []shellcmd.Step
 	for _, s := range kGates {
 		if s.Kind.Has(kTest) {
@@ -121,7 +150,7 @@ func (m *manifests) covers(k candidate, gs []string, workdir string) (bool, stri
 		for _, gl := range leaves {
 			found := false
 			for i, ks := range kGates {
-				if ks.Kind.Has(kTest) && stepCovers(ks, gl) {
+				if stepCovers(ks, gl) {
 					matched[i] = true
 					found = true
 					if stepWords(ks) != stepWords(gl) {
@@ -169,16 +198,25 @@ func (m *manifests) covers(k candidate, gs []string, workdir string) (bool, stri
 // name for the whole suite.
 func canonicalFor(g candidate, ev *evidence) (candidate, string, bool) {
 	gs := append([]string{g.command}, g.parts...)
+	// The named scripts CI's command runs through: a CI script that wraps
+	// another (jest-coverage runs `yarn jest --coverage`) is a variant of
+	// the one it wraps.
+	wrapped := map[string]bool{}
+	if !canonicalName(g.script) {
+		for _, t := range shellcmd.Analyze(ev.m.tree, g.command, g.workdir).Depends.Targets {
+			wrapped[t] = true
+		}
+	}
 	for _, pool := range [][]candidate{ev.manifest, ev.context} {
 		for _, k := range pool {
-			if k.unusable != "" || k.workdir != g.workdir || !k.kind.Has(kTest) || k.kind.Has(kE2E) || k.variant != "" {
+			if k.unusable != "" || k.workdir != g.workdir || !k.kind.Has(kTest) || k.kind&(kE2E|kCoverage) != 0 || k.variant != "" {
 				continue
 			}
-			if !k.strong || k.script == "" && k.layer == LayerManifest {
-				continue // a named target, not a runner's bare default
+			if !k.strong || k.layer == LayerManifest && !canonicalName(k.script) && !wrapped[ev.m.target(k)] {
+				continue // the manifest's test target (or the script CI wraps), not another script or a runner's bare default
 			}
 			if normalizeCmd(k.command) == normalizeCmd(g.command) && len(g.parts) == 0 {
-				return candidate{}, "", false
+				continue
 			}
 			if ok, why := ev.m.covers(k, gs, g.workdir); ok {
 				return k, why, true
@@ -186,6 +224,25 @@ func canonicalFor(g candidate, ev *evidence) (candidate, string, bool) {
 		}
 	}
 	return candidate{}, "", false
+}
+
+// target is the "file:name" of the named script a candidate runs ("" for
+// none), as shellcmd's Depends.Targets spells it.
+func (m *manifests) target(c candidate) string {
+	if c.runner == "" || c.script == "" {
+		return ""
+	}
+	_, file, _ := m.tree.Script(c.runner, c.workdir, c.script)
+	return file + ":" + c.script
+}
+
+// canonicalName reports the names a project gives its whole suite.
+func canonicalName(script string) bool {
+	switch script {
+	case "test", "tests", "spec", "specs", "check", "default":
+		return true
+	}
+	return false
 }
 
 // broaderDefault finds, for a CI gate that selects a part of the suite, the

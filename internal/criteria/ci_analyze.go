@@ -379,6 +379,7 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 	}
 	var texts []string
 	for _, g := range chosen {
+		g.text = dropSharding(g.text, &ev, src)
 		text := g.text
 		k := g.info.kind
 		c.kind |= k & (gateKinds | kE2E)
@@ -677,6 +678,54 @@ func localEquivalent(g jobCmd, ev *[]Finding, src string) string {
 }
 
 var ciAssignRe = lazyre.New(`^(PATH|HOME|TERM|CI|FORCE_COLOR|NO_COLOR|[A-Z_]*COLOR[A-Z_]*|GITHUB_[A-Z_]+|RUNNER_[A-Z_]+|[A-Z_]*TOKEN|[A-Z_]*SECRET[A-Z_]*|[A-Z_]*_KEY)=`)
+
+// shardingFlags split a suite across CI machines (the union of the
+// shards is the whole suite) or set how many workers run it: neither
+// changes which tests run on one machine.
+var shardingFlags = map[string]bool{
+	"--shard": true, "--shards": true, "--partition": true, "--test-shard": true, "--total-shards": true, "--shard-index": true,
+	"--splits": true, "--split": true, "--group-index": true, "--max-workers": true, "--maxWorkers": true, "-w": false,
+	"--workers": true, "--numprocesses": true, "-n": false, "--jobs": true, "--parallel": false, "--concurrency": true,
+	"--test-concurrency": true, "--ci-node-index": true, "--ci-node-total": true,
+}
+
+// dropSharding removes sharding and worker-count flags whose value CI
+// computes or takes from its matrix (--shard=${{ matrix.shard }},
+// --max-workers ${{ steps.cpu.outputs.count }}): the local check runs the
+// whole suite with the runner's own default.
+func dropSharding(text string, ev *[]Finding, src string) string {
+	fields := strings.Fields(text)
+	var out, dropped []string
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		name, val, inline := strings.Cut(f, "=")
+		always, known := shardingFlags[name]
+		if !known {
+			out = append(out, f)
+			continue
+		}
+		if !inline && i+1 < len(fields) && !strings.HasPrefix(fields[i+1], "-") {
+			val = fields[i+1]
+		}
+		computed := placeholderRe.MatchString(val) || strings.Contains(val, "${{")
+		shard := strings.Contains(name, "shard") || strings.Contains(name, "partition") || strings.Contains(name, "split") || strings.Contains(name, "node")
+		if !computed && !(shard && always) {
+			out = append(out, f)
+			continue
+		}
+		if inline || val == "" {
+			dropped = append(dropped, f)
+		} else {
+			dropped = append(dropped, f+" "+val)
+			i++
+		}
+	}
+	if len(dropped) == 0 {
+		return text
+	}
+	*ev = append(*ev, finding(LayerCIConfig, src, "CI splits the suite across machines or sets its worker count; left out, so one run covers the whole suite: "+strings.Join(dropped, " ")))
+	return strings.Join(out, " ")
+}
 
 // runnerEnvVars are the variables a runner reads to choose what it runs,
 // with the flag that says the same on the command line: CI's matrix sets

@@ -63,7 +63,7 @@ func (c Classifier) Classify(args []string, dir string) Info {
 // maxScriptDepth bounds how deep named scripts and script files are
 // followed; maxVisits bounds the commands classified for one command.
 const (
-	maxScriptDepth = 4
+	maxScriptDepth = 6
 	maxVisits      = 4096
 )
 

@@ -5,7 +5,7 @@ import "strings"
 // runners maps the signature of a test command to its runner.
 var runners = map[string]string{
 	"go test": "go test", "pytest": "pytest", "python -m unittest": "unittest", "python manage.py test": "django",
-	"jest": "jest", "vitest": "vitest", "mocha": "mocha", "ava": "ava", "tap": "tap", "tape": "tape", "uvu": "uvu",
+	"jest": "jest", "vitest": "vitest", "mocha": "mocha", "ava": "ava", "tap": "tap", "borp": "borp", "tape": "tape", "uvu": "uvu",
 	"jasmine": "jasmine", "karma": "karma", "playwright": "playwright", "cypress": "cypress", "wdio": "wdio",
 	"testcafe": "testcafe", "qunit": "qunit", "lab": "lab", "web-test-runner": "web-test-runner", "wtr": "web-test-runner",
 	"node --test": "node --test", "bun test": "bun test", "deno test": "deno test", "ng test": "karma",
