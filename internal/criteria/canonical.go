@@ -386,3 +386,95 @@ func unquoteNeedless(s string) string {
 	}
 	return s
 }
+
+// posargRunners pass the words after `--` to the test runner of their
+// session or env (pytest, almost always).
+var posargRunners = map[string]bool{"tox": true, "nox": true}
+
+// plainPosargs takes the reporting decoration off the words a tox or nox
+// command passes to its test runner after `--`, read as pytest's: what is
+// left selects tests; with nothing left, the `--` goes too.
+func (m *manifests) plainPosargs(command string, g jobCmd) (string, []string) {
+	if !posargRunners[g.info.sig] {
+		return command, nil
+	}
+	fields := strings.Fields(command)
+	at := slices.Index(fields, "--")
+	if at < 0 || strings.ContainsAny(command, "'\"$`|;&<>") {
+		return command, nil
+	}
+	rest := fields[at+1:]
+	if len(rest) == 0 {
+		return strings.Join(fields[:at], " "), []string{"--"}
+	}
+	a := shellcmd.Analyze(nil, "pytest "+strings.Join(rest, " "), ".")
+	if len(a.Steps) != 1 || len(a.Steps[0].Decoration) == 0 {
+		return command, nil
+	}
+	kept := a.Steps[0].Plain[1:]
+	out := append([]string(nil), fields[:at]...)
+	if len(kept) > 0 {
+		out = append(append(out, "--"), kept...)
+	}
+	return strings.Join(out, " "), a.Steps[0].Decoration
+}
+
+// unionOf joins a CI job's test steps that differ only in the paths or
+// names they select (tests/unit, then tests/functional) into one command
+// without that selection: together they run the whole suite.
+func unionOf(cmds []string) (string, bool) {
+	if len(cmds) < 2 {
+		return "", false
+	}
+	base := strings.Fields(cmds[0])
+	if len(base) < 3 {
+		return "", false
+	}
+	differ := make([]bool, len(base))
+	for _, c := range cmds[1:] {
+		// Walk both: equal words match; a flag only the later step has
+		// (--no-install: reuse what the first step installed) is skipped;
+		// two different positional words are the parts' selections.
+		f := strings.Fields(c)
+		i, j := 0, 0
+		for i < len(base) && j < len(f) {
+			switch {
+			case f[j] == base[i]:
+				i++
+				j++
+			case strings.HasPrefix(f[j], "-") && !slices.Contains(base, f[j]):
+				j++
+			case i >= 2 && !strings.HasPrefix(f[j], "-") && !strings.HasPrefix(base[i], "-"):
+				differ[i] = true
+				i++
+				j++
+			default:
+				return "", false // another program or subcommand, or another flag
+			}
+		}
+		for ; j < len(f); j++ {
+			if !strings.HasPrefix(f[j], "-") {
+				return "", false
+			}
+		}
+		if i != len(base) {
+			return "", false
+		}
+	}
+	var out []string
+	any := false
+	for i, w := range base {
+		if differ[i] {
+			any = true
+			continue
+		}
+		out = append(out, w)
+	}
+	if !any {
+		return "", false
+	}
+	if len(out) > 0 && out[len(out)-1] == "--" {
+		out = out[:len(out)-1]
+	}
+	return strings.Join(out, " "), true
+}

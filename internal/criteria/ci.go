@@ -164,10 +164,10 @@ func parseGitHubWorkflow(r *repo, file string, data []byte) ([]*ciJob, error) {
 		for k, v := range wfEnv {
 			env[k] = v
 		}
-		for k, v := range stringMap(mapGet(jn, "env")) {
+		j.env = exprEnv{matrix: cell, env: env, inputs: inputs}
+		for k, v := range j.envMap(mapGet(jn, "env")) {
 			env[k] = v
 		}
-		j.env = exprEnv{matrix: cell, env: env, inputs: inputs}
 		// Resolve env values that refer to the matrix.
 		for k, v := range env {
 			if s, un := j.env.substitute(v); len(un) == 0 {
@@ -241,6 +241,30 @@ func workflowTriggers(on *yaml.Node) []string {
 	return nil
 }
 
+// matrixObjectRe matches an env: that is a whole matrix object:
+// env: ${{ matrix.env }}.
+var matrixObjectRe = lazyre.New(`^\$\{\{\s*matrix\.([A-Za-z0-9_.-]+)\s*\}\}$`)
+
+// envMap reads an env: mapping; an env: that names a matrix object takes
+// that object's fields from the chosen cell.
+func (j *ciJob) envMap(n *yaml.Node) map[string]string {
+	n = resolveAlias(n)
+	if n != nil && n.Kind == yaml.ScalarNode {
+		m := matrixObjectRe.FindStringSubmatch(strings.TrimSpace(n.Value))
+		if m == nil {
+			return nil
+		}
+		out := map[string]string{}
+		for k, v := range j.env.matrix {
+			if name, ok := strings.CutPrefix(k, m[1]+"."); ok && !strings.Contains(name, ".") {
+				out[name] = v
+			}
+		}
+		return out
+	}
+	return stringMap(n)
+}
+
 // retryActionRe matches the actions that run a shell command of their
 // with: command (retrying it on failure).
 var retryActionRe = lazyre.New(`(?i)^(nick-fields/retry|wandalen/wretry\.action|buildkite/retry)@`)
@@ -310,7 +334,7 @@ func (j *ciJob) readStep(r *repo, st *yaml.Node, i int, shell string, depth int)
 		shell: shell,
 		wd:    scalar(mapGet(st, "working-directory")),
 		cond:  scalar(mapGet(st, "if")),
-		env:   stringMap(mapGet(st, "env")),
+		env:   j.envMap(mapGet(st, "env")),
 		index: i,
 	}
 	if sh := scalar(mapGet(st, "shell")); sh != "" {

@@ -212,6 +212,14 @@ func analyzeJob(j *ciJob, m *manifests) *jobAnalysis {
 				}
 			} else {
 				jc.info = cl.classify(sc.Args, dir)
+				// A runner that reads its selection from the environment
+				// (TOXENV=pylint) is what that selection makes it.
+				for _, v := range runnerEnvVars {
+					if val := cmdEnv[v.name]; val != "" && jc.info.sig == v.sig && !placeholderRe.MatchString(val) {
+						jc.info = cl.classify(append(append([]string(nil), sc.Args...), v.flag, val), dir)
+						break
+					}
+				}
 			}
 			if sc.Background {
 				jc.info.kind = kService
@@ -366,10 +374,18 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 	c := candidate{source: src, sig: first.info.sig, runner: first.info.runner, script: first.info.script, inner: first.info.inner, strong: true}
 	if cat == kTest {
 		for _, o := range others {
-			if o.dirUnknown || o.compound || stepVariant(o) != "" || len(o.unresolved) > 0 && placeholderRe.MatchString(o.text) {
+			if o.compound || o.info.kind.Has(kE2E) {
 				continue
 			}
-			c.parts = append(c.parts, inDir(workdirOf(first, m), o.dir, o.text))
+			var discard []Finding
+			text, why, _ := m.localText(o, workdirOf(first, m), &discard, src)
+			if why != "" {
+				continue
+			}
+			c.sameRunner = append(c.sameRunner, text)
+			if stepVariant(o) == "" {
+				c.parts = append(c.parts, text)
+			}
 		}
 	}
 	var ev []Finding
@@ -379,48 +395,20 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 	}
 	var texts []string
 	for _, g := range chosen {
-		g.text = dropSharding(g.text, &ev, src)
-		text := g.text
 		k := g.info.kind
 		c.kind |= k & (gateKinds | kE2E)
 		c.inners = append(c.inners, g.info.inners...)
 		if g.compound {
 			c.problems = append(c.problems, "the gate is a shell loop or condition taken whole")
 		}
-		if g.dirUnknown {
-			c.unusable = "it runs after a cd to a directory that is not literal"
+		text, why, problem := m.localText(g, workdir, &ev, src)
+		if why != "" {
+			c.unusable = why
 		}
-		if len(g.unresolved) > 0 && placeholderRe.MatchString(text) {
-			c.unusable = "it uses " + strings.Join(g.unresolved, ", ") + ", which only CI can resolve"
+		if problem != "" {
+			c.problems = append(c.problems, problem)
 		}
-		if k.Has(kWatch) {
-			if g.info.fix != "" {
-				c.problems = append(c.problems, g.info.note)
-				text = strings.Replace(text, strings.Join(g.args, " "), g.info.fix, 1)
-			} else {
-				c.unusable = "it starts a watcher that never exits"
-			}
-		}
-		text = localEquivalent(g, &ev, src)
-		text = dropCIAssignments(text, &ev, src)
-		text = dropMatrixProperties(text, g.step.rawRun, &ev, src)
-		text = runnerEnvAsFlags(text, g, &ev, src)
-		if expanded, ok := expandKnownVars(text, g.env); ok {
-			ev = append(ev, finding(LayerCIConfig, src, "CI runs `"+restore(text, g.unresolved)+"`; the variables it sets in env: are expanded, since the loop does not set them"))
-			text = expanded
-		}
-		text = unquoteNeedless(text)
-		if plain, dec := m.plainCommand(text, g.dir); len(dec) > 0 {
-			ev = append(ev, finding(LayerCIConfig, src, "CI-only decoration left out (it changes how results are reported, not which tests run): "+strings.Join(dec, " ")))
-			text = plain
-		}
-		if g.dir != workdir {
-			text = localInDir(text, workdir, g.dir, g.info)
-		}
-		texts = append(texts, restore(text, g.unresolved))
-		if g.info.note != "" && !k.Has(kWatch) {
-			ev = append(ev, finding(LayerCIConfig, src, g.info.note))
-		}
+		texts = append(texts, text)
 	}
 	c.command = strings.Join(texts, " && ")
 	c.workdir = workdir
@@ -513,6 +501,55 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 	}
 	c.evidence = ev
 	return c, true
+}
+
+// localText turns one command of a CI job into what runs the same check
+// in a fresh clone, from workdir: CI-only variables, decoration, sharding
+// and matrix pins left out, the runner's environment selection made a flag.
+// why says why it cannot run at all; problem is a trap it keeps.
+func (m *manifests) localText(g jobCmd, workdir string, ev *[]Finding, src string) (text, why, problem string) {
+	g.text = dropSharding(g.text, ev, src)
+	k := g.info.kind
+	if g.dirUnknown {
+		why = "it runs after a cd to a directory that is not literal"
+	}
+	if len(g.unresolved) > 0 && placeholderRe.MatchString(g.text) {
+		why = "it uses " + strings.Join(g.unresolved, ", ") + ", which only CI can resolve"
+	}
+	if k.Has(kWatch) {
+		if g.info.fix != "" {
+			problem = g.info.note
+		} else {
+			why = "it starts a watcher that never exits"
+		}
+	}
+	text = localEquivalent(g, ev, src)
+	if k.Has(kWatch) && g.info.fix != "" {
+		text = strings.Replace(text, strings.Join(g.args, " "), g.info.fix, 1)
+	}
+	text = dropCIAssignments(text, ev, src)
+	text = dropMatrixProperties(text, g.step.rawRun, ev, src)
+	text = runnerEnvAsFlags(text, g, ev, src)
+	if expanded, ok := expandKnownVars(text, g.env); ok {
+		*ev = append(*ev, finding(LayerCIConfig, src, "CI runs `"+restore(text, g.unresolved)+"`; the variables it sets in env: are expanded, since the loop does not set them"))
+		text = expanded
+	}
+	text = unquoteNeedless(text)
+	if plain, dec := m.plainCommand(text, g.dir); len(dec) > 0 {
+		*ev = append(*ev, finding(LayerCIConfig, src, "CI-only decoration left out (it changes how results are reported, not which tests run): "+strings.Join(dec, " ")))
+		text = plain
+	}
+	if plain, dec := m.plainPosargs(text, g); len(dec) > 0 {
+		*ev = append(*ev, finding(LayerCIConfig, src, "CI-only decoration of the arguments passed to the test runner left out: "+strings.Join(dec, " ")))
+		text = plain
+	}
+	if g.dir != workdir {
+		text = localInDir(text, workdir, g.dir, g.info)
+	}
+	if g.info.note != "" && !k.Has(kWatch) {
+		*ev = append(*ev, finding(LayerCIConfig, src, g.info.note))
+	}
+	return restore(text, g.unresolved), why, problem
 }
 
 // workdirOf is the existing directory a job command runs in (the nearest

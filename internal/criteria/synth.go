@@ -316,6 +316,13 @@ func (ev *evidence) gateOf(g candidate, p *Proposal) candidate {
 		p.Rationale = append(p.Rationale, finding(LayerCIConfig, g.source, fmt.Sprintf("CI's `%s` selects a part of the suite; `%s` runs all of it", g.command, k.command)))
 		return adoptCanonical(k, g, why)
 	}
+	if len(g.sameRunner) > 0 {
+		all := append([]string{g.command}, g.sameRunner...)
+		if u, ok := unionOf(all); ok {
+			p.Rationale = append(p.Rationale, finding(LayerCIConfig, g.source, fmt.Sprintf("CI runs the suite in parts (`%s`); together they are `%s`", strings.Join(all, "`, `"), u)))
+			g.command = u
+		}
+	}
 	return g
 }
 

@@ -71,7 +71,7 @@ var flagSpecs = map[string]flagSpec{
 		dec: flagMap([]string{"-coverprofile", "-covermode", "-coverpkg", "-outputdir", "-o"}, "-v", "-json", "-cover")},
 	"pytest": {commands: 1, posSelect: true,
 		sel:       flagMap([]string{"-k", "-m", "--deselect", "--ignore", "--ignore-glob", "--confcutdir"}, "--lf", "--last-failed", "--sw", "--stepwise"),
-		dec:       flagMap([]string{"--tb", "--color", "--junitxml", "--junit-xml", "--html", "--durations", "-r", "--report-log", "--log-level", "-o", "--cov-report", "--cov-config", "--cov-context", "-n", "--numprocesses", "--dist", "--maxprocesses", "-p"}, "-v", "-vv", "-vvv", "-q", "-qq", "--no-header", "--no-summary", "-ra", "-rA", "-rfE", "-rs", "--showlocals", "-l", "--cov-append", "--cov-branch"),
+		dec:       flagMap([]string{"--tb", "--color", "--junitxml", "--junit-xml", "--html", "--durations", "-r", "--report-log", "--log-level", "-o", "--cov-report", "--cov-config", "--cov-context", "-n", "--numprocesses", "--dist", "--maxprocesses", "-p"}, "-v", "-vv", "-vvv", "--verbose", "-q", "-qq", "--quiet", "--no-header", "--no-summary", "-ra", "-rA", "-rfE", "-rs", "--showlocals", "-l", "--cov-append", "--cov-branch"),
 		decPrefix: []string{"--cov", "--no-cov", "--junit", "--html=", "-r"}},
 	"unittest": {commands: 1, posSelect: true, subcommands: []string{"discover"},
 		sel: flagMap([]string{"-k", "-p", "--pattern", "-s", "--start-directory", "-t", "--top-level-directory"}),
