@@ -92,7 +92,7 @@ func stepCovers(k, g shellcmd.Step) bool {
 	if stepWords(k) == stepWords(g) {
 		return true
 	}
-	if k.Runner == "" || k.Runner != g.Runner || k.Dir != g.Dir || unselected(k) != unselected(g) {
+	if k.Runner == "" || k.Runner != g.Runner || k.Dir != g.Dir || unselected(k) != unselected(g) || matrixRunners[k.Runner] {
 		return false
 	}
 	if len(k.Selection) >= len(g.Selection) && !allWholeSuite(k.Selection, k.Runner) {
@@ -105,6 +105,10 @@ func stepCovers(k, g shellcmd.Step) bool {
 	}
 	return true
 }
+
+// matrixRunners run every environment or session they define when none is
+// selected (every interpreter, lint, docs): no selection is not the suite.
+var matrixRunners = map[string]bool{"tox": true, "nox": true}
 
 // isWholeSuite reports a positional selection that names the whole suite
 // for the runner: ./... for go test (where "." is one package), the test
@@ -169,7 +173,7 @@ func (m *manifests) covers(k candidate, gs []string, workdir string) (bool, stri
 	}
 	for i, ks := range kGates {
 		if !matched[i] && ks.Kind&(kLint|kFormat) != 0 && !ks.Kind.Has(kTest) {
-			return false, "" // the canonical target also lints: a wider gate
+			return false, "" // the canonical target also lints: a wider gate than the task needs
 		}
 	}
 	extra := 0
@@ -217,6 +221,9 @@ func canonicalFor(g candidate, ev *evidence) (candidate, string, bool) {
 			}
 			if normalizeCmd(k.command) == normalizeCmd(g.command) && len(g.parts) == 0 {
 				continue
+			}
+			if matrixRunners[k.sig] {
+				continue // tox or nox: which envs run is in the words, not in the steps they reach
 			}
 			if ok, why := ev.m.covers(k, gs, g.workdir); ok {
 				return k, why, true

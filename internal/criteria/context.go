@@ -111,12 +111,56 @@ var contextFiles = []struct {
 	{"README.md", false}, {"README", false}, {"readme.md", false}, {"Readme.md", false},
 }
 
+// contributorDocNames are the names of contributor and testing docs kept
+// outside the usual places (docs/_docs/contributing.md, TESTING.md).
+var contributorDocNames = map[string]bool{
+	"contributing.md": true, "contributing": true, "development.md": true, "developing.md": true, "hacking.md": true,
+	"testing.md": true, "tests.md": true, "running-tests.md": true, "running_tests.md": true,
+}
+
+// discoverContextFiles finds contributor docs that contextFiles does not
+// name: in the root, .github, docs or doc, and the directories one level
+// inside docs (docs/_docs, docs/community).
+func discoverContextFiles(r *repo) []struct {
+	path string
+	all  bool
+} {
+	known := map[string]bool{}
+	for _, cf := range contextFiles {
+		known[strings.ToLower(cf.path)] = true
+	}
+	dirs := []string{".", ".github", "docs", "doc"}
+	for _, d := range []string{"docs", "doc"} {
+		for _, sub := range r.subdirs(d) {
+			dirs = append(dirs, join(d, sub))
+		}
+	}
+	var out []struct {
+		path string
+		all  bool
+	}
+	for _, d := range dirs {
+		for _, n := range r.names(d) {
+			p := join(d, n)
+			if !contributorDocNames[strings.ToLower(n)] || known[strings.ToLower(p)] || r.isDir(p) {
+				continue
+			}
+			known[strings.ToLower(p)] = true
+			out = append(out, struct {
+				path string
+				all  bool
+			}{p, false})
+		}
+	}
+	return out
+}
+
 // contextCandidates is layer 2: commands people are told to run.
 func contextCandidates(r *repo, m *manifests) ([]candidate, []Finding) {
 	var cands []candidate
 	var facts []Finding
 	cl := m.classifier()
-	for _, cf := range contextFiles {
+	for _, cf := range append(contextFiles[:len(contextFiles):len(contextFiles)], discoverContextFiles(r)...) {
 		data, ok := r.read(cf.path)
 		if !ok {
 			continue

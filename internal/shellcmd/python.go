@@ -150,8 +150,12 @@ func (c *cls) classifyPython(rest []string, dir string, depth int) Info {
 
 func (c *cls) classifyTox(rest []string, dir string, depth int) Info {
 	envs := toxEnvs(rest)
-	if fs := toxFactors(rest); len(envs) == 0 && len(fs) > 0 {
-		envs = fs
+	if len(envs) == 0 {
+		for _, f := range toxFactors(rest) {
+			if f != "" {
+				envs = append(envs, f)
+			}
+		}
 	}
 	if len(envs) == 0 {
 		p := positional(rest, set("-c", "--conf", "-f", "-m", "--workdir", "-x"))
