@@ -44,6 +44,9 @@ type candidate struct {
 	// parts are the other test commands of the same CI job (each in
 	// workdir): the job's suite is the command and its parts.
 	parts []string
+	// pkg is the one workspace package a CI command selects (yarn
+	// workspace X, nx test X), "" for none.
+	pkg string
 	// sameRunner are all the other test commands of the job, variants
 	// named so included (for the union of a suite run in parts).
 	sameRunner []string

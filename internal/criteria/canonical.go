@@ -485,3 +485,41 @@ func unionOf(cmds []string) (string, bool) {
 	}
 	return strings.Join(out, " "), true
 }
+
+// workspaceWide finds, for a CI gate that tests one package of a monorepo,
+// the manifest's test target that runs the same through the workspace
+// runner for every package (nx run-many, turbo run, pnpm -r, yarn
+// workspaces foreach).
+func workspaceWide(g candidate, ev *evidence) (candidate, bool) {
+	if g.pkg == "" {
+		return candidate{}, false
+	}
+	for _, k := range ev.manifest {
+		if k.unusable != "" || k.workdir != g.workdir || !k.kind.Has(kTest) || k.kind&(kE2E|kCoverage) != 0 || !canonicalName(k.script) {
+			continue
+		}
+		for _, st := range shellcmd.Analyze(ev.m.tree, k.command, k.workdir).Steps {
+			if st.Kind.Has(kTest) && workspaceRunner(st) {
+				return k, true
+			}
+		}
+	}
+	return candidate{}, false
+}
+
+// workspaceRunner reports a step that runs a target in every package of a
+// workspace.
+func workspaceRunner(st shellcmd.Step) bool {
+	if len(st.Args) == 0 {
+		return false
+	}
+	switch shellcmd.ToolName(st.Args[0]) {
+	case "nx":
+		return slices.Contains(st.Args, "run-many")
+	case "turbo", "lerna", "ultra", "wireit", "moon":
+		return true
+	case "pnpm", "npm", "yarn", "bun":
+		return shellcmd.HasFlag(st.Args, "-r") || shellcmd.HasFlag(st.Args, "--recursive") || shellcmd.HasFlag(st.Args, "--workspaces") || shellcmd.HasFlag(st.Args, "-ws") || slices.Contains(st.Args, "workspaces") || slices.Contains(st.Args, "foreach")
+	}
+	return false
+}

@@ -224,6 +224,11 @@ func analyzeJob(j *ciJob, m *manifests) *jobAnalysis {
 			if sc.Background {
 				jc.info.kind = kService
 			}
+			if jc.info.kind.Has(kTest) && updatesSnapshots(sc.Args) {
+				// jest -u, vitest --update: rewrites the expectations to
+				// match, so it passes whatever the code does.
+				jc.info.kind = (jc.info.kind &^ (gateKinds | kE2E)) | kCIOnly
+			}
 			if s.setupOnly && jc.info.kind&gateKinds != 0 {
 				jc.info.kind = (jc.info.kind &^ gateKinds) | kInstall
 			}
@@ -496,6 +501,7 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 		c.problems = append(c.problems, "the job runs on "+j.runsOn+", not Linux")
 	}
 	c.narrow = narrowness(first, m.tree)
+	c.pkg = workspaceSelection(first.args)
 	if c.variant = jobVariant(j, a, m.ciLinux); c.variant == "" {
 		c.variant = stepVariant(first)
 	}
@@ -552,6 +558,61 @@ func (m *manifests) localText(g jobCmd, workdir string, ev *[]Finding, src strin
 	return restore(text, g.unresolved), why, problem
 }
 
+// updatesSnapshots reports a test command told to rewrite its snapshots or
+// expectations instead of checking them.
+func updatesSnapshots(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "-u", "--update", "--updateSnapshot", "--update-snapshots", "--update-snapshot", "--snapshot-update", "--bless", "--accept":
+			return true
+		}
+	}
+	return false
+}
+
+// workspaceSelection names the one workspace package a monorepo command
+// runs in (yarn workspace X, pnpm --filter X, npm -w X, nx test X,
+// turbo --filter X, lerna --scope X), "" for none.
+func workspaceSelection(args []string) string {
+	args = shellcmd.StripWrappers(args).Args
+	if len(args) == 0 {
+		return ""
+	}
+	tool := shellcmd.ToolName(args[0])
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		next := ""
+		if i+1 < len(args) {
+			next = args[i+1]
+		}
+		switch {
+		case tool == "yarn" && a == "workspace" && i == 1:
+			return next
+		case (a == "--filter" || a == "-F" || a == "--scope") && next != "" && !strings.Contains(next, "..."):
+			return next
+		case strings.HasPrefix(a, "--filter=") || strings.HasPrefix(a, "--scope="):
+			return strings.SplitN(a, "=", 2)[1]
+		case tool == "npm" && (a == "-w" || a == "--workspace") && next != "":
+			return next
+		}
+	}
+	// nx TARGET PROJECT, nx run PROJECT:TARGET (run-many and affected run
+	// many).
+	for i, a := range args {
+		if shellcmd.ToolName(a) != "nx" {
+			continue
+		}
+		rest := args[i+1:]
+		if len(rest) >= 2 && rest[0] != "run-many" && rest[0] != "affected" && !strings.HasPrefix(rest[1], "-") {
+			if rest[0] == "run" {
+				return strings.SplitN(rest[1], ":", 2)[0]
+			}
+			return rest[1]
+		}
+	}
+	return ""
+}
+
 // workdirOf is the existing directory a job command runs in (the nearest
 // existing ancestor of its directory).
 func workdirOf(g jobCmd, m *manifests) string {
@@ -604,6 +665,9 @@ func narrowness(c jobCmd, tree *shellcmd.Tree) int {
 	}
 	if s := c.info.script; s != "" && s != "test" && strings.HasPrefix(s, "test") {
 		n++ // test:cf, test-unit: a part of the suite named after it
+	}
+	if workspaceSelection(c.args) != "" {
+		n += 2 // one package of a monorepo
 	}
 	if c.info.kind.Has(kE2E) {
 		n += 4

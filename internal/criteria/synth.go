@@ -58,6 +58,10 @@ func score(c candidate, want kind) int {
 		if c.kind.Has(kE2E) {
 			s += 8
 		}
+		if c.kind.Has(kCoverage) {
+			s += 2 // a coverage run is the test run plus instrumentation: a plain one is the gate
+		}
+		s += 3 * buildProperties(c.command) // -Ptest.java.version=21: one configuration of several
 	}
 	if want.Has(kLint) && !c.kind.Has(kLint) {
 		s += 2 // a format check alone is a weaker lint gate
@@ -103,6 +107,17 @@ func score(c candidate, want kind) int {
 		s += 3
 	}
 	return s
+}
+
+// buildProperties counts the -P and -D properties of a JVM build command.
+func buildProperties(command string) int {
+	n := 0
+	for _, f := range strings.Fields(command) {
+		if len(f) > 2 && (strings.HasPrefix(f, "-P") || strings.HasPrefix(f, "-D")) && strings.Contains(f, "=") {
+			n++
+		}
+	}
+	return n
 }
 
 // pick returns the best usable candidate of a pool for the wanted kind.
@@ -311,6 +326,10 @@ func (ev *evidence) gateOf(g candidate, p *Proposal) candidate {
 	if k, why, ok := canonicalFor(g, ev); ok {
 		p.Rationale = append(p.Rationale, finding(LayerCIConfig, g.source, fmt.Sprintf("CI runs `%s`; the canonical target `%s` covers it", strings.Join(append([]string{g.command}, g.parts...), "`, `"), k.command)))
 		return adoptCanonical(k, g, why)
+	}
+	if k, ok := workspaceWide(g, ev); ok {
+		p.Rationale = append(p.Rationale, finding(LayerCIConfig, g.source, fmt.Sprintf("CI tests one workspace package per job (`%s`); `%s` runs the tests of every package", g.command, k.command)))
+		return adoptCanonical(k, g, "runs the tests of every workspace package")
 	}
 	if k, why, ok := broaderDefault(g, ev); ok {
 		p.Rationale = append(p.Rationale, finding(LayerCIConfig, g.source, fmt.Sprintf("CI's `%s` selects a part of the suite; `%s` runs all of it", g.command, k.command)))
