@@ -2,6 +2,7 @@ package criteria
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -103,6 +104,17 @@ func stepCovers(k, g shellcmd.Step) bool {
 			return false
 		}
 	}
+	// What g selects beyond k must only narrow (paths, names, groups): a
+	// configuration or project flag picks other tests.
+	for _, s := range g.Selection {
+		if slices.Contains(k.Selection, s) {
+			continue
+		}
+		flag, _, _ := strings.Cut(strings.Fields(s + " ")[0], "=")
+		if strings.HasPrefix(flag, "-") && !includeFlags[flag] && !strings.HasPrefix(flag, "-Dtest") {
+			return false
+		}
+	}
 	return true
 }
 
@@ -153,7 +165,20 @@ func (m *manifests) covers(k candidate, gs []string, workdir string) (bool, stri
 		}
 		for _, gl := range leaves {
 			found := false
+			// The same step first, then a broader one.
+			order := make([]int, 0, len(kGates))
 			for i, ks := range kGates {
+				if stepWords(ks) == stepWords(gl) {
+					order = append(order, i)
+				}
+			}
+			for i := range kGates {
+				if !slices.Contains(order, i) {
+					order = append(order, i)
+				}
+			}
+			for _, i := range order {
+				ks := kGates[i]
 				if stepCovers(ks, gl) {
 					matched[i] = true
 					found = true
@@ -201,7 +226,40 @@ func (m *manifests) covers(k candidate, gs []string, workdir string) (bool, stri
 // covers the CI gate (its step and the job's other test steps): the team's
 // name for the whole suite.
 func canonicalFor(g candidate, ev *evidence) (candidate, string, bool) {
-	gs := append([]string{g.command}, g.parts...)
+	return canonicalCovering(g, append([]string{g.command}, g.parts...), ev)
+}
+
+// canonicalAcross is canonicalFor over every gate job of CI: a project that
+// runs each suite in its own job (unit, node, browser) and names them all
+// in one test script.
+func canonicalAcross(g candidate, ev *evidence) (candidate, string, bool) {
+	gs := []string{g.command}
+	gs = append(gs, g.parts...)
+	seen := map[string]bool{normalizeCmd(g.command): true}
+	for _, o := range ev.ci {
+		if o.unusable != "" || o.variant != "" || o.workdir != g.workdir || !o.kind.Has(kTest) || o.kind.Has(kE2E) {
+			continue
+		}
+		for _, c := range append([]string{o.command}, o.parts...) {
+			if !seen[normalizeCmd(c)] {
+				seen[normalizeCmd(c)] = true
+				gs = append(gs, c)
+			}
+		}
+	}
+	if len(gs) == 1+len(g.parts) {
+		return candidate{}, "", false
+	}
+	k, why, ok := canonicalCovering(g, gs, ev)
+	if ok {
+		why = "runs the test commands of every CI gate job (" + strings.Join(gs, "; ") + ")"
+	}
+	return k, why, ok
+}
+
+// canonicalCovering finds the canonical target that covers the commands gs
+// of CI (g is the best of them).
+func canonicalCovering(g candidate, gs []string, ev *evidence) (candidate, string, bool) {
 	// The named scripts CI's command runs through: a CI script that wraps
 	// another (jest-coverage runs `yarn jest --coverage`) is a variant of
 	// the one it wraps.
@@ -213,7 +271,7 @@ func canonicalFor(g candidate, ev *evidence) (candidate, string, bool) {
 	}
 	for _, pool := range [][]candidate{ev.manifest, ev.context} {
 		for _, k := range pool {
-			if k.unusable != "" || k.workdir != g.workdir || !k.kind.Has(kTest) || k.kind&(kE2E|kCoverage) != 0 || k.variant != "" {
+			if k.unusable != "" || k.workdir != g.workdir || !k.kind.Has(kTest) || k.kind.Has(kCoverage) || k.variant != "" {
 				continue
 			}
 			if !k.strong || k.layer == LayerManifest && !canonicalName(k.script) && !wrapped[ev.m.target(k)] {
@@ -338,8 +396,20 @@ func (m *manifests) plainCommand(command, workdir string) (string, []string) {
 var defaultValued = map[string]map[string][]string{
 	"mvn":        {"-f": {"pom.xml"}, "--file": {"pom.xml"}},
 	"gradle":     {"-p": {"."}, "--project-dir": {"."}},
-	"cargo test": {"--manifest-path": {"Cargo.toml"}},
+	"cargo test": {"--manifest-path": {"Cargo.toml"}, "--target": {hostTriple()}},
 	"phpunit":    {"-c": {"phpunit.xml", "phpunit.xml.dist", "phpunit.dist.xml"}, "--configuration": {"phpunit.xml", "phpunit.xml.dist", "phpunit.dist.xml"}},
+}
+
+// hostTriple is the Rust target of this machine: --target with it builds
+// what cargo builds by default.
+func hostTriple() string {
+	switch runtime.GOARCH {
+	case "arm64":
+		return "aarch64-unknown-linux-gnu"
+	case "386":
+		return "i686-unknown-linux-gnu"
+	}
+	return "x86_64-unknown-linux-gnu"
 }
 
 // dropDefaults removes the default-valued flags of a runner from words.

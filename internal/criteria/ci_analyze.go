@@ -260,11 +260,11 @@ var categories = []kind{kTest, kLint | kFormat, kType, kBuild, kCoverage}
 func ciCandidates(jobs []*ciJob, m *manifests) (cands []candidate, notes []Finding) {
 	// A platform is a variant only beside Linux jobs: a project whose CI
 	// runs only on macOS tests there.
-	m.ciLinux = false
+	m.ciLinux = map[string]bool{}
 	for _, j := range jobs {
 		ro := strings.ToLower(j.runsOn)
 		if j.skip == "" && !strings.Contains(ro, "windows") && !strings.Contains(ro, "macos") {
-			m.ciLinux = true
+			m.ciLinux[j.file] = true
 		}
 	}
 	for _, j := range jobs {
@@ -502,7 +502,7 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 	}
 	c.narrow = narrowness(first, m.tree)
 	c.pkg = workspaceSelection(first.args)
-	if c.variant = jobVariant(j, a, m.ciLinux); c.variant == "" {
+	if c.variant = jobVariant(j, a, m.ciLinux[j.file]); c.variant == "" {
 		c.variant = stepVariant(first)
 	}
 	c.evidence = ev

@@ -19,9 +19,9 @@ type manifests struct {
 	tree *shellcmd.Tree
 	// host is the machine the check will run on (which programs it has).
 	host Host
-	// ciLinux: some CI job runs on Linux (so a macOS or Windows job is a
-	// variant).
-	ciLinux bool
+	// ciLinux: some job of the workflow file runs on Linux (so a macOS or
+	// Windows job of that workflow is a variant).
+	ciLinux map[string]bool
 }
 
 // dirManifests is what one directory's manifests say.

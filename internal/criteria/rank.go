@@ -78,7 +78,9 @@ func variantWord(name string) (string, string) {
 }
 
 // jobVariant says why a CI job tests a variant rather than the project's
-// own suite on the default entry ("" when it is a gate job).
+// own suite on the default entry ("" when it is a gate job). linuxJobs:
+// its workflow has Linux jobs, so another platform is a variant (a
+// workflow that runs only on macOS tests there).
 func jobVariant(j *ciJob, a *jobAnalysis, linuxJobs bool) string {
 	if len(j.otherRepos) > 0 {
 		return "the job checks out or clones another repository (" + j.otherRepos[0] + ") and tests it"

@@ -62,6 +62,9 @@ func score(c candidate, want kind) int {
 			s += 2 // a coverage run is the test run plus instrumentation: a plain one is the gate
 		}
 		s += 3 * buildProperties(c.command) // -Ptest.java.version=21: one configuration of several
+		if matrixRunners[c.sig] && !selectsEnv(c.command) {
+			s += 4 // bare tox or nox runs every env: other interpreters, lint, docs
+		}
 	}
 	if want.Has(kLint) && !c.kind.Has(kLint) {
 		s += 2 // a format check alone is a weaker lint gate
@@ -107,6 +110,21 @@ func score(c candidate, want kind) int {
 		s += 3
 	}
 	return s
+}
+
+// selectsEnv reports a tox or nox command that names its envs or sessions.
+func selectsEnv(command string) bool {
+	for _, f := range strings.Fields(command) {
+		name, _, _ := strings.Cut(f, "=")
+		switch name {
+		case "-e", "--env", "-f", "--factor", "-s", "--session", "--sessions", "-t", "--tags", "-k", "-m", "TOXENV", "NOXSESSION", "TOX_ENV":
+			return true
+		}
+		if strings.HasPrefix(f, "-e") && len(f) > 2 && !strings.HasPrefix(f, "--") {
+			return true
+		}
+	}
+	return false
 }
 
 // buildProperties counts the -P and -D properties of a JVM build command.
@@ -325,6 +343,10 @@ func (ev *evidence) gateOf(g candidate, p *Proposal) candidate {
 	}
 	if k, why, ok := canonicalFor(g, ev); ok {
 		p.Rationale = append(p.Rationale, finding(LayerCIConfig, g.source, fmt.Sprintf("CI runs `%s`; the canonical target `%s` covers it", strings.Join(append([]string{g.command}, g.parts...), "`, `"), k.command)))
+		return adoptCanonical(k, g, why)
+	}
+	if k, why, ok := canonicalAcross(g, ev); ok {
+		p.Rationale = append(p.Rationale, finding(LayerCIConfig, g.source, fmt.Sprintf("CI runs the suite job by job; the canonical target `%s` covers them all", k.command)))
 		return adoptCanonical(k, g, why)
 	}
 	if k, ok := workspaceWide(g, ev); ok {
