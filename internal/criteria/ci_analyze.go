@@ -442,11 +442,16 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 	// what was built, so every check must rebuild the current sources.
 	var setups, chain []jobCmd
 	rebuilds := strings.HasPrefix(first.info.sig, "ctest")
+	// A test harness of the repository (./runtest, tests/run.sh) runs
+	// what the job built before it; the check builds first as well.
+	harness := first.info.runner == "" && !first.info.kind.Has(kBuild) && first.info.script == "" && len(first.args) > 0 && strings.Contains(first.args[0], "/")
 	for i := 0; i < best; i++ {
 		cmd := a.cmds[i]
 		k := cmd.info.kind
 		switch {
 		case rebuilds && (k.Has(kBuild) || isConfigure(cmd)):
+			chain = append(chain, cmd)
+		case harness && k.Has(kBuild) && !k.Has(kInstall) && isCompile(cmd):
 			chain = append(chain, cmd)
 		case k.Has(kInstall) && !k.Has(kToolchain) && k&gateKinds == 0:
 			setups = append(setups, cmd)
@@ -454,7 +459,11 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 	}
 	if len(chain) > 0 {
 		c.command = renderChain(chain, first, workdir)
-		ev = append(ev, finding(LayerCIConfig, j.file+" job "+j.id, "ctest runs what was last built, so the check configures and builds first, as CI does: every check tests the current sources"))
+		if rebuilds {
+			ev = append(ev, finding(LayerCIConfig, j.file+" job "+j.id, "ctest runs what was last built, so the check configures and builds first, as CI does: every check tests the current sources"))
+		} else {
+			ev = append(ev, finding(LayerCIConfig, j.file+" job "+j.id, "the test harness runs what the job built before it, so the check builds first, as CI does: every check tests the current sources"))
+		}
 	}
 	c.setup = renderSetup(setups, a.setups, workdir)
 	if c.setup != "" {
@@ -967,6 +976,20 @@ func renderSetup(cmds []jobCmd, implied []string, workdir string) string {
 		parts = append(parts, text)
 	}
 	return strings.Join(parts, " && ")
+}
+
+// isCompile reports a command that compiles the project in place (make,
+// cmake --build, ninja, meson compile).
+func isCompile(c jobCmd) bool {
+	args := shellcmd.StripWrappers(c.args).Args
+	if len(args) == 0 {
+		return false
+	}
+	switch shellcmd.ToolName(args[0]) {
+	case "make", "gmake", "ninja", "cmake", "meson", "scons", "bazel":
+		return true
+	}
+	return false
 }
 
 // isConfigure reports whether a command configures a C/C++ build (or makes

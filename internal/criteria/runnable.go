@@ -277,7 +277,45 @@ func checkRunnable(r *repo, pool []candidate) {
 		}
 		if why := unrunnable(r, c.command, c.workdir); why != "" {
 			c.unusable = why
+			continue
+		}
+		if c.setup != "" {
+			if why := unrunnable(r, c.setup, c.workdir); why != "" && !strings.Contains(why, "fresh clone lacks") && !strings.Contains(why, "left-out step builds") {
+				c.unusable = "its setup cannot run: " + why
+				continue
+			}
+		}
+		if why := needsBuildTree(c.setup, c.command); why != "" {
+			c.unusable = why
 		}
 	}
+}
+
+// needsBuildTree says why a ctest (or `make test` in a CMake build
+// directory) cannot run: nothing before it, in the setup or the command,
+// configures and builds the tree it tests.
+func needsBuildTree(setup, command string) string {
+	chain := command
+	if setup != "" {
+		chain = setup + " && " + command
+	}
+	cmds, err := shellcmd.Parse(chain)
+	if err != nil {
+		return ""
+	}
+	configured := false
+	for _, sc := range cmds {
+		args := shellcmd.StripWrappers(sc.Args).Args
+		if len(args) == 0 {
+			continue
+		}
+		switch tool := shellcmd.ToolName(args[0]); {
+		case tool == "cmake" || tool == "meson" || strings.HasSuffix(args[0], "configure") || tool == "autoreconf":
+			configured = true
+		case tool == "ctest" && !configured:
+			return "ctest runs the tests of a configured, built tree, and nothing before it configures one"
+		}
+	}
+	return ""
 }
 
