@@ -224,6 +224,11 @@ func analyzeJob(j *ciJob, m *manifests) *jobAnalysis {
 			if sc.Background {
 				jc.info.kind = kService
 			}
+			if a := shellcmd.StripWrappers(sc.Args).Args; len(a) > 0 && shellcmd.ToolName(a[0]) == "xargs" {
+				// The tests it runs are the names on its input, which CI
+				// computes (the files a pull request changed).
+				jc.info.kind = kCIOnly
+			}
 			if jc.info.kind.Has(kTest) && updatesSnapshots(sc.Args) {
 				// jest -u, vitest --update: rewrites the expectations to
 				// match, so it passes whatever the code does.
@@ -511,7 +516,7 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 	}
 	c.narrow = narrowness(first, m.tree)
 	c.pkg = workspaceSelection(first.args)
-	if c.variant = jobVariant(j, a, m.ciLinux[j.file]); c.variant == "" {
+	if c.variant = jobVariant(j, a, m.ciLinux[j.file], m.at(".").ecosystems); c.variant == "" {
 		c.variant = stepVariant(first)
 	}
 	c.evidence = ev

@@ -1,6 +1,7 @@
 package criteria
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 
@@ -81,7 +82,7 @@ func variantWord(name string) (string, string) {
 // own suite on the default entry ("" when it is a gate job). linuxJobs:
 // its workflow has Linux jobs, so another platform is a variant (a
 // workflow that runs only on macOS tests there).
-func jobVariant(j *ciJob, a *jobAnalysis, linuxJobs bool) string {
+func jobVariant(j *ciJob, a *jobAnalysis, linuxJobs bool, rootEcos []string) string {
 	if len(j.otherRepos) > 0 {
 		return "the job checks out or clones another repository (" + j.otherRepos[0] + ") and tests it"
 	}
@@ -103,6 +104,18 @@ func jobVariant(j *ciJob, a *jobAnalysis, linuxJobs bool) string {
 	for _, n := range names {
 		if w, what := variantWord(n.name); w != "" {
 			return "the " + n.what + " name " + quote(n.name) + " says it tests " + what + " (" + w + ")"
+		}
+	}
+	if len(rootEcos) > 0 {
+		// A workflow named after a language the root's manifests do not
+		// use tests that part of a polyglot project (the Rust components
+		// of a C library).
+		for _, n := range names[1:] {
+			for _, w := range words(n.name) {
+				if eco, ok := ecosystemWords[w]; ok && !slices.Contains(rootEcos, eco) && !(eco == "jvm" && (slices.Contains(rootEcos, "maven") || slices.Contains(rootEcos, "gradle"))) {
+					return "the " + n.what + " name " + quote(n.name) + " says it tests the " + w + " part of the project, which the root's manifests do not use"
+				}
+			}
 		}
 	}
 	for _, n := range names {
@@ -150,6 +163,13 @@ func stepVariant(g jobCmd) string {
 		}
 	}
 	return ""
+}
+
+// ecosystemWords name a language or its toolchain in a workflow's name.
+var ecosystemWords = map[string]string{
+	"rust": "rust", "cargo": "rust", "python": "python", "pytest": "python", "node": "node", "nodejs": "node", "npm": "node",
+	"javascript": "node", "typescript": "node", "go": "go", "golang": "go", "java": "jvm", "kotlin": "jvm", "jvm": "jvm",
+	"ruby": "ruby", "php": "php", "dotnet": "dotnet", "csharp": "dotnet", "elixir": "elixir",
 }
 
 // runtimeWords name one JavaScript runtime of several: a script named after
