@@ -75,6 +75,10 @@ func inferRepo(ctx context.Context, r *repo, task string, opts Options) (Proposa
 	// in, and, when the root has none, the top-level directories that do.
 	dirs := []string{"."}
 	seen := map[string]bool{".": true}
+	if ev.taskDir = taskDir(task, r); ev.taskDir != "" {
+		dirs = append(dirs, ev.taskDir)
+		seen[ev.taskDir] = true
+	}
 	for _, pool := range [][]candidate{ev.ci, ev.context, ev.aiwg} {
 		for _, c := range pool {
 			if !seen[c.workdir] {

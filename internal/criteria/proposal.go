@@ -59,6 +59,19 @@ type Proposal struct {
 	// RefusalReason is set only when Class is "refused"; marshalled as null
 	// otherwise.
 	RefusalReason string
+	// Suites lists the independent test suites of a repository that has
+	// several and no command that runs them all (a polyglot repository, a
+	// monorepo without a root test target), each with its evidence:
+	// Command is then the most central one, and the confidence at most
+	// medium. Empty when the repository has one suite.
+	Suites []Suite
+}
+
+// Suite is one independent test suite of a repository.
+type Suite struct {
+	Command string `json:"command" yaml:"command"`
+	Workdir string `json:"workdir" yaml:"workdir"`
+	Source  string `json:"source" yaml:"source"`
 }
 
 // Finding is one piece of evidence: which layer found what, where.
@@ -88,6 +101,7 @@ type wireProposal struct {
 	Rationale     []Finding     `json:"rationale" yaml:"rationale"`
 	Alternatives  []Alternative `json:"alternatives,omitempty" yaml:"alternatives,omitempty"`
 	RefusalReason *string       `json:"refusal_reason" yaml:"refusal_reason"`
+	Suites        []Suite       `json:"suites,omitempty" yaml:"suites,omitempty"`
 }
 
 func nullable(s string) *string {
@@ -109,6 +123,7 @@ func (p Proposal) wire() wireProposal {
 		Rationale:     p.Rationale,
 		Alternatives:  p.Alternatives,
 		RefusalReason: nullable(p.RefusalReason),
+		Suites:        p.Suites,
 	}
 	if w.Workdir == "" {
 		w.Workdir = "."
@@ -128,6 +143,7 @@ func (p *Proposal) fromWire(w wireProposal) {
 		Confidence:   w.Confidence,
 		Rationale:    w.Rationale,
 		Alternatives: w.Alternatives,
+		Suites:       w.Suites,
 	}
 	if w.Command != nil {
 		p.Command = *w.Command
@@ -224,6 +240,12 @@ func (p Proposal) Summary() string {
 		}
 		fmt.Fprintf(&b, "Criterion:  %s\n", crit)
 		fmt.Fprintf(&b, "Confidence: %s\n", p.Confidence)
+		if len(p.Suites) > 1 {
+			fmt.Fprintf(&b, "Several test suites and no command that runs them all:\n")
+			for _, s := range p.Suites {
+				fmt.Fprintf(&b, "  - %s (in %s; %s)\n", s.Command, s.Workdir, s.Source)
+			}
+		}
 	}
 	if len(p.Rationale) > 0 {
 		// Traps and unreadable files are always shown; the other findings

@@ -22,6 +22,9 @@ type evidence struct {
 	m        *manifests
 	r        *repo
 	hasCI    bool
+	// taskDir is the directory the task names ("" for none): the
+	// criterion runs there.
+	taskDir string
 }
 
 var (
@@ -106,6 +109,9 @@ func score(c candidate, want kind) int {
 		if c.workdir != "." {
 			s++ // a subproject's gate is less often the repository's suite
 		}
+		if peripheralDir(c.workdir) {
+			s += 2 // bindings, a client, the docs site: beside the project's own code
+		}
 	} else if !c.strong {
 		s += 3
 	}
@@ -181,6 +187,13 @@ func synthesize(task string, ev *evidence) Proposal {
 	p := Proposal{Task: task, Class: in.class, Criterion: in.criterion, Workdir: "."}
 	p.Rationale = append(p.Rationale, taskFinding(in))
 	want := wantKind(in.class)
+	if ev.taskDir != "" {
+		ev.ci = restrictTo(ev.ci, ev.taskDir)
+		ev.context = restrictTo(ev.context, ev.taskDir)
+		ev.aiwg = restrictTo(ev.aiwg, ev.taskDir)
+		ev.manifest = restrictTo(ev.manifest, ev.taskDir)
+		p.Rationale = append(p.Rationale, finding(LayerTaskVerb, "task", "the task names "+ev.taskDir+": the criterion is that directory's"))
+	}
 
 	var chosen candidate
 	var ok bool
@@ -307,6 +320,14 @@ func synthesize(task string, ev *evidence) Proposal {
 		p.Rationale = append(p.Rationale, finding(LayerTaskVerb, "task", "a new feature: the suite passing does not prove the feature exists until it has a test, so confidence is at most medium"))
 	}
 	p.Alternatives = alternatives(chosen, ev, want)
+	if want == kTest && ev.taskDir == "" && in.command == "" {
+		if p.Suites = ev.suitesOf(candidate{command: p.Command, workdir: p.Workdir, source: chosen.source}, want); len(p.Suites) > 1 {
+			p.Rationale = append(p.Rationale, finding(LayerCIConfig, chosen.source, fmt.Sprintf("CI tests %d directories in their own jobs and no command runs them all: the proposal lists every suite; name a directory in the task to choose one", len(p.Suites))))
+			if p.Confidence == ConfidenceHigh {
+				p.Confidence = ConfidenceMedium
+			}
+		}
+	}
 	return p
 }
 
