@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aiwg/agent-loop/internal/lazyre"
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 )
 
 // evidence is everything the layers found, handed to synthesis.
@@ -314,7 +315,11 @@ func synthesize(task string, ev *evidence) Proposal {
 	p.Rationale = append(p.Rationale, ev.r.problems...)
 
 	// Confidence.
-	p.Confidence = confidence(chosen, ev, want, len(confirms) > 0, thresholdNote)
+	var below []string
+	p.Confidence, below = confidence(chosen, ev, want, len(confirms) > 0, thresholdNote)
+	for _, w := range below {
+		p.Rationale = append(p.Rationale, finding(chosen.layer, chosen.source, "below high: "+w))
+	}
 	if in.class == ClassImplementFeature && p.Confidence == ConfidenceHigh {
 		p.Confidence = ConfidenceMedium
 		p.Rationale = append(p.Rationale, finding(LayerTaskVerb, "task", "a new feature: the suite passing does not prove the feature exists until it has a test, so confidence is at most medium"))
@@ -404,7 +409,7 @@ func taskFinding(in taskIntent) Finding {
 
 // agrees reports whether two candidates state the same check.
 func agrees(c, chosen candidate) bool {
-	if c.workdir != chosen.workdir {
+	if effectiveDir(c) != effectiveDir(chosen) {
 		return false
 	}
 	if normalizeCmd(c.command) == normalizeCmd(chosen.command) {
@@ -417,6 +422,23 @@ func agrees(c, chosen candidate) bool {
 		return true
 	}
 	return chosen.script != "" && c.script == chosen.script && c.runner == chosen.runner
+}
+
+// effectiveDir is where a candidate's command runs: its workdir, moved by
+// leading `cd DIR &&` steps.
+func effectiveDir(c candidate) string {
+	dir, cmd := c.workdir, strings.TrimSpace(c.command)
+	for {
+		rest, ok := strings.CutPrefix(cmd, "cd ")
+		if !ok {
+			return dir
+		}
+		d, tail, ok := strings.Cut(rest, " && ")
+		if !ok || strings.ContainsAny(d, " ;|&$`\"'") {
+			return dir
+		}
+		dir, cmd = join(dir, d), tail
+	}
 }
 
 // confirmedElsewhere scores how well a manifest, context file or artifact
@@ -628,36 +650,121 @@ func applyThreshold(cmd string, c candidate, in taskIntent) (string, Finding) {
 	return cmd, finding(LayerTaskVerb, "task", "the threshold of "+n+"% is not enforced by this command: set it in the coverage tool's configuration (e.g. Jest coverageThreshold, nyc --check-coverage)")
 }
 
-// confidence applies the rule: high only when two layers agree or CI states
-// the gate unambiguously.
-func confidence(c candidate, ev *evidence, want kind, confirmed bool, thr Finding) string {
-	level := ConfidenceMedium
-	switch c.layer {
-	case LayerTaskVerb:
+// confidence applies the rule: high only when the evidence is direct
+// (the task names the check, CI states it and no other gate job of CI
+// tests something it leaves out, or a manifest and another layer agree)
+// and nothing is known against it. why says what kept it below high.
+func confidence(c candidate, ev *evidence, want kind, confirmed bool, thr Finding) (level string, why []string) {
+	level = ConfidenceMedium
+	switch {
+	case c.layer == LayerTaskVerb:
 		level = ConfidenceHigh
-	case LayerCIConfig:
-		if confirmed || ciUnambiguous(c, ev.ci, want) {
+	case c.ciVariant != "":
+		why = append(why, "CI tests only variants (`"+c.ciVariant+"`), so the suite comes from "+layerName(c.layer))
+	case c.layer == LayerCIConfig || c.ciBacked:
+		if confirmed || c.ciBacked || ciUnambiguous(c, ev.ci, want) {
 			level = ConfidenceHigh
+		} else {
+			why = append(why, "no other layer states the same check and CI has other gates of this kind")
 		}
 	default:
 		if confirmed {
 			level = ConfidenceHigh
 		} else if !c.strong && c.rank >= 4 {
 			level = ConfidenceLow
+			why = append(why, "a default guessed from the manifest, stated nowhere")
+		} else {
+			why = append(why, "stated by "+layerName(c.layer)+" alone, not by CI or another layer")
 		}
 	}
-	if len(c.problems) > 0 && level == ConfidenceHigh {
+	if c.layer != LayerTaskVerb && want.Has(kTest) && !want.Has(kCoverage) {
+		if len(c.parts) > 0 && !c.ciBacked {
+			why = append(why, "CI's gate job also runs `"+c.parts[0]+"`, which this command leaves out")
+		}
+		if o, ok := ev.uncoveredGate(c); ok {
+			why = append(why, "CI also gates on `"+o.command+"` ("+o.source+"), which this command does not run")
+		}
+	}
+	for _, p := range c.problems {
+		why = append(why, p)
+	}
+	if configuresWithOptions(c.setup) {
+		why = append(why, "the setup configures the build with CI's options (`"+firstWords(c.setup, 8)+"`), which need what CI installs")
+	}
+	if strings.Contains(thr.Finding, "not enforced") || strings.Contains(thr.Finding, "not measured") {
+		why = append(why, thr.Finding)
+	}
+	if len(why) > 0 && level == ConfidenceHigh {
 		level = ConfidenceMedium
 	}
 	if len(c.problems) > 1 {
 		level = ConfidenceLow
 	}
-	if strings.Contains(thr.Finding, "not enforced") || strings.Contains(thr.Finding, "not measured") {
-		if level == ConfidenceHigh {
-			level = ConfidenceMedium
+	return level, why
+}
+
+// configuresWithOptions reports a setup that configures a build with
+// feature options (meson -D, cmake -D, ./configure --enable-...): CI's
+// configuration of optional parts, which need what CI installs.
+func configuresWithOptions(setup string) bool {
+	cmds, err := shellcmd.Parse(setup)
+	if err != nil {
+		return false
+	}
+	for _, sc := range cmds {
+		args := shellcmd.StripWrappers(sc.Args).Args
+		if len(args) == 0 {
+			continue
+		}
+		tool := shellcmd.ToolName(args[0])
+		if tool != "meson" && tool != "cmake" && !strings.HasSuffix(args[0], "configure") {
+			continue
+		}
+		for _, a := range args[1:] {
+			if strings.HasPrefix(a, "-D") || strings.HasPrefix(a, "--enable-") || strings.HasPrefix(a, "--with-") {
+				return true
+			}
 		}
 	}
-	return level
+	return false
+}
+
+// uncoveredGate finds a primary CI test gate in the chosen command's
+// directory that tests something the command does not: the gate is then
+// one of several, not the gate.
+func (ev *evidence) uncoveredGate(c candidate) (candidate, bool) {
+	for _, o := range ev.ci {
+		if o.unusable != "" || o.variant != "" || !o.kind.Has(kTest) || o.kind.Has(kE2E) || o.workdir != c.workdir || len(o.problems) > 0 || o.narrow >= 2 {
+			continue
+		}
+		if normalizeCmd(o.command) == normalizeCmd(c.command) {
+			continue
+		}
+		if ok, _ := ev.m.covers(c, append([]string{o.command}, o.parts...), c.workdir); ok {
+			continue
+		}
+		if ok, _ := ev.m.covers(o, []string{c.command}, c.workdir); ok && sameTests(ev.m, c, o) {
+			continue
+		}
+		return o, true
+	}
+	return candidate{}, false
+}
+
+// sameTests reports two commands whose test steps run the same runners
+// over the same selection, whatever flags they differ in (-race,
+// --all-features): the same suite, configured differently.
+func sameTests(m *manifests, a, b candidate) bool {
+	la, lb := m.testLeaves(a.command, a.workdir), m.testLeaves(b.command, b.workdir)
+	if len(la) == 0 || len(la) != len(lb) {
+		return false
+	}
+	for i := range la {
+		if la[i].Runner == "" || la[i].Runner != lb[i].Runner || la[i].Dir != lb[i].Dir || strings.Join(la[i].Selection, " ") != strings.Join(lb[i].Selection, " ") {
+			return false
+		}
+	}
+	return true
 }
 
 // ciUnambiguous: every usable CI gate of this kind runs the same command

@@ -57,7 +57,7 @@ func ClassifyName(name string) Kind {
 			return 0
 		}
 		return Lint
-	case has("test", "tests", "spec", "specs", "unit", "jest", "vitest", "mocha", "ava", "pytest", "tap", "phpunit", "rspec", "unittest", "unittests", "ctest", "nextest", "karma", "pest", "minitest", "runtest", "runtests", "selftest", "selftests", "functest", "functests", "testsuite", "check_tests"):
+	case has("test", "tests", "spec", "specs", "unit", "jest", "vitest", "mocha", "ava", "pytest", "tap", "phpunit", "rspec", "unittest", "unittests", "ctest", "nextest", "karma", "pest", "minitest", "runtest", "runtests", "selftest", "selftests", "functest", "functests", "testsuite", "check_tests", "cucumber", "behave", "behat", "features", "feature"):
 		return Test
 	case has("build", "compile", "bundle", "assemble", "dist", "package"):
 		return Build
