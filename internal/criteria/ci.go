@@ -533,20 +533,24 @@ func pickMatrixCell(m *yaml.Node, host Host) (map[string]string, string) {
 			linuxCell = linuxCell || strings.Contains(lv, "ubuntu") || strings.Contains(lv, "linux")
 		}
 		best := cellScore(cell, linuxCell, host)
+		standalone := false
 		for _, inc := range includes {
 			if matchesEntry(cell, inc, false) || !isLinuxEntry(inc) {
 				continue
 			}
 			if sc := entryScore(inc, host); sc < best {
 				best = sc
+				standalone = true
 				cell = map[string]string{}
 				for _, kv := range mapPairs(inc) {
 					flattenInto(cell, kv[0].Value, kv[1])
 				}
 			}
 		}
+		// Include entries extend the axes' combinations; an entry that is
+		// a combination of its own is not extended by the others.
 		for _, inc := range includes {
-			if matchesEntry(cell, inc, true) {
+			if !standalone && matchesEntry(cell, inc, true) {
 				for _, kv := range mapPairs(inc) {
 					if _, ok := cell[kv[0].Value]; !ok {
 						flattenInto(cell, kv[0].Value, kv[1])

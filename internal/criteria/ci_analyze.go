@@ -403,6 +403,19 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 	for !m.r.isDir(workdir) && workdir != "." {
 		workdir = parentDir(workdir)
 	}
+	if workdir != first.dir {
+		// The directory does not exist in a fresh clone: a step before the
+		// gate must create it (a build directory), or the gate cannot run.
+		made := false
+		for i := 0; i < best; i++ {
+			if producesFiles(a.cmds[i].info, a.cmds[i].args) {
+				made = true
+			}
+		}
+		if !made {
+			c.unusable = "it runs in " + first.dir + ", which a left-out CI step creates (a clone, a worktree, a download)"
+		}
+	}
 	var texts []string
 	for _, g := range chosen {
 		k := g.info.kind

@@ -496,7 +496,22 @@ func narrowerLocal(chosen candidate, ev *evidence, want kind) (candidate, bool) 
 func confirmations(chosen candidate, ev *evidence, d *dirManifests) []Finding {
 	var out []Finding
 	seen := map[string]bool{chosen.layer + chosen.source: true}
-	agree := func(c candidate) bool { return agrees(c, chosen) }
+	// Agreement that raises confidence runs the same tests: the same
+	// signature is not enough (`dotnet test` over the solution does not
+	// confirm `dotnet test --project one.csproj --framework net11.0`).
+	agree := func(c candidate) bool {
+		if !agrees(c, chosen) {
+			return false
+		}
+		if normalizeCmd(c.command) == normalizeCmd(chosen.command) || c.script != "" && c.script == chosen.script && c.runner == chosen.runner {
+			return true
+		}
+		la, lb := ev.m.testLeaves(c.command, c.workdir), ev.m.testLeaves(chosen.command, chosen.workdir)
+		if len(la) == 0 || len(lb) == 0 || !chosen.kind.Has(kTest) {
+			return true // nothing to compare: the signatures speak
+		}
+		return sameTests(ev.m, c, chosen)
+	}
 	pools := [][]candidate{ev.ci, ev.aiwg, ev.context, ev.manifest}
 	for _, pool := range pools {
 		for _, c := range pool {
@@ -660,7 +675,11 @@ func confidence(c candidate, ev *evidence, want kind, confirmed bool, thr Findin
 	case c.layer == LayerTaskVerb:
 		level = ConfidenceHigh
 	case c.ciVariant != "":
-		why = append(why, "CI tests only variants (`"+c.ciVariant+"`), so the suite comes from "+layerName(c.layer))
+		if confirmed {
+			level = ConfidenceHigh // two layers besides CI state it
+		} else {
+			why = append(why, "CI tests only variants (`"+c.ciVariant+"`), so the suite comes from "+layerName(c.layer))
+		}
 	case c.layer == LayerCIConfig || c.ciBacked:
 		if confirmed || c.ciBacked || ciUnambiguous(c, ev.ci, want) {
 			level = ConfidenceHigh
@@ -678,8 +697,15 @@ func confidence(c candidate, ev *evidence, want kind, confirmed bool, thr Findin
 		}
 	}
 	if c.layer != LayerTaskVerb && want.Has(kTest) && !want.Has(kCoverage) {
-		if len(c.parts) > 0 && !c.ciBacked {
-			why = append(why, "CI's gate job also runs `"+c.parts[0]+"`, which this command leaves out")
+		if !c.ciBacked {
+			for _, part := range c.parts {
+				o := candidate{command: part, workdir: c.workdir}
+				if ev.configVariantOf(o, c) {
+					continue
+				}
+				why = append(why, "CI's gate job also runs `"+part+"`, which this command leaves out")
+				break
+			}
 		}
 		if o, ok := ev.uncoveredGate(c); ok {
 			why = append(why, "CI also gates on `"+o.command+"` ("+o.source+"), which this command does not run")
@@ -737,18 +763,57 @@ func (ev *evidence) uncoveredGate(c candidate) (candidate, bool) {
 		if o.unusable != "" || o.variant != "" || !o.kind.Has(kTest) || o.kind.Has(kE2E) || o.workdir != c.workdir || len(o.problems) > 0 || o.narrow >= 2 {
 			continue
 		}
-		if normalizeCmd(o.command) == normalizeCmd(c.command) {
+		if o.kind.Has(kCoverage) || ev.configVariantOf(o, c) {
 			continue
 		}
 		if ok, _ := ev.m.covers(c, append([]string{o.command}, o.parts...), c.workdir); ok {
 			continue
 		}
-		if ok, _ := ev.m.covers(o, []string{c.command}, c.workdir); ok && sameTests(ev.m, c, o) {
-			continue
-		}
 		return o, true
 	}
 	return candidate{}, false
+}
+
+// configVariantOf reports a command that runs what c runs in another
+// configuration, or a part of it: the same words once environment
+// assignments and build properties are set aside, the same tests with
+// other flags (-race, a feature), a narrower selection, or c's own command.
+func (ev *evidence) configVariantOf(o, c candidate) bool {
+	if normalizeCmd(o.command) == normalizeCmd(c.command) || bareCommand(o.command) == bareCommand(c.command) {
+		return true
+	}
+	if sameTests(ev.m, c, o) {
+		return true
+	}
+	args := strings.Fields(o.command)
+	if n := narrowness(jobCmd{args: args, text: o.command, dir: o.workdir}, ev.m.tree); n >= 2 {
+		return true
+	}
+	for _, l := range ev.m.testLeaves(o.command, o.workdir) {
+		if l.Kind.Has(kCoverage) {
+			return true
+		}
+	}
+	if ok, _ := ev.m.covers(c, []string{o.command}, c.workdir); ok {
+		return true
+	}
+	return false
+}
+
+// bareCommand is a command without its leading environment assignments and
+// its -P/-D build properties.
+func bareCommand(command string) string {
+	var out []string
+	for i, f := range strings.Fields(command) {
+		if len(out) == 0 && shellcmd.IsAssignment(f) {
+			continue
+		}
+		if i > 0 && len(f) > 2 && (strings.HasPrefix(f, "-P") || strings.HasPrefix(f, "-D")) && strings.Contains(f, "=") {
+			continue
+		}
+		out = append(out, f)
+	}
+	return strings.Join(out, " ")
 }
 
 // sameTests reports two commands whose test steps run the same runners
