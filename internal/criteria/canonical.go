@@ -111,12 +111,17 @@ func stepCovers(k, g shellcmd.Step) bool {
 			continue
 		}
 		flag, _, _ := strings.Cut(strings.Fields(s + " ")[0], "=")
-		if strings.HasPrefix(flag, "-") && !includeFlags[flag] && !strings.HasPrefix(flag, "-Dtest") {
+		if strings.HasPrefix(flag, "-") && (!includeFlags[flag] || projectFlags[flag]) && !strings.HasPrefix(flag, "-Dtest") {
 			return false
 		}
 	}
 	return true
 }
+
+// projectFlags pick one of the runner's configured projects (vitest
+// --project unit, jest --selectProjects): the others may need a browser or
+// services, so running them all is no broader form of the same gate.
+var projectFlags = map[string]bool{"--project": true, "--selectProjects": true, "--projects": true, "-pl": true}
 
 // matrixRunners run every environment or session they define when none is
 // selected (every interpreter, lint, docs): no selection is not the suite.
@@ -264,8 +269,9 @@ func canonicalCovering(g candidate, gs []string, ev *evidence) (candidate, strin
 	// another (jest-coverage runs `yarn jest --coverage`) is a variant of
 	// the one it wraps.
 	wrapped := map[string]bool{}
+	gTargets := shellcmd.Analyze(ev.m.tree, g.command, g.workdir).Depends.Targets
 	if !canonicalName(g.script) {
-		for _, t := range shellcmd.Analyze(ev.m.tree, g.command, g.workdir).Depends.Targets {
+		for _, t := range gTargets {
 			wrapped[t] = true
 		}
 	}
@@ -282,6 +288,9 @@ func canonicalCovering(g candidate, gs []string, ev *evidence) (candidate, strin
 			}
 			if matrixRunners[k.sig] {
 				continue // tox or nox: which envs run is in the words, not in the steps they reach
+			}
+			if t := ev.m.target(k); t != "" && len(gTargets) > 0 && gTargets[0] == t {
+				continue // the same script CI runs, through another runner (npm test for pnpm test)
 			}
 			if ok, why := ev.m.covers(k, gs, g.workdir); ok {
 				return k, why, true
@@ -304,7 +313,7 @@ func (m *manifests) target(c candidate) string {
 // canonicalName reports the names a project gives its whole suite.
 func canonicalName(script string) bool {
 	switch script {
-	case "test", "tests", "spec", "specs", "check", "default":
+	case "test", "tests", "spec", "specs", "check":
 		return true
 	}
 	return false
@@ -496,6 +505,12 @@ func (m *manifests) plainPosargs(command string, g jobCmd) (string, []string) {
 	return strings.Join(out, " "), a.Steps[0].Decoration
 }
 
+// pathLike reports a word that names test files or directories (a path, a
+// test id), not a script or subcommand.
+func pathLike(w string) bool {
+	return !strings.HasPrefix(w, "-") && (strings.Contains(w, "/") || strings.Contains(w, "::") || strings.HasSuffix(w, ".py") || strings.HasSuffix(w, ".js") || strings.HasSuffix(w, ".ts") || strings.HasSuffix(w, ".rb") || strings.HasSuffix(w, ".go"))
+}
+
 // unionOf joins a CI job's test steps that differ only in the paths or
 // names they select (tests/unit, then tests/functional) into one command
 // without that selection: together they run the whole suite.
@@ -521,7 +536,7 @@ func unionOf(cmds []string) (string, bool) {
 				j++
 			case strings.HasPrefix(f[j], "-") && !slices.Contains(base, f[j]):
 				j++
-			case i >= 2 && !strings.HasPrefix(f[j], "-") && !strings.HasPrefix(base[i], "-"):
+			case i >= 2 && pathLike(f[j]) && pathLike(base[i]):
 				differ[i] = true
 				i++
 				j++

@@ -529,7 +529,7 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 	}
 	c.narrow = narrowness(first, m.tree)
 	c.pkg = workspaceSelection(first.args)
-	if c.variant = jobVariant(j, a, m.ciLinux[j.file], m.at(".").ecosystems); c.variant == "" {
+	if c.variant = jobVariant(j, a, cat, m.ciLinux[j.file], m.at(".").ecosystems); c.variant == "" {
 		c.variant = stepVariant(first)
 	}
 	c.evidence = ev
@@ -727,7 +727,7 @@ var wholeSuite = map[string]bool{"./...": true, "...": true, ".": true, "./": tr
 func selectionNarrowness(sel []string, dir string, tree *shellcmd.Tree) int {
 	n := 0
 	for _, s := range sel {
-		flag, _, _ := strings.Cut(strings.Fields(s+" ")[0], "=")
+		flag, _, _ := strings.Cut(strings.Fields(s + " ")[0], "=")
 		if strings.HasPrefix(flag, "-") {
 			if strings.HasPrefix(flag, "-Dtest") || includeFlags[flag] {
 				n += 2
@@ -746,6 +746,10 @@ func selectionNarrowness(sel []string, dir string, tree *shellcmd.Tree) int {
 		}
 		if strings.ContainsAny(base, "*?[") {
 			base = parentDir(base)
+		}
+		switch path.Ext(base) {
+		case ".toml", ".json", ".yaml", ".yml", ".ini", ".cfg", ".xml", ".conf", ".config":
+			continue // a configuration file, the value of a flag the table does not know
 		}
 		if strings.Contains(s, "::") || tree != nil && tree.Exists(join(dir, base)) {
 			n += 2
@@ -930,7 +934,7 @@ func dropMatrixProperties(text, raw string, ev *[]Finding, src string) string {
 }
 
 // dropCIAssignments removes leading variable assignments that only serve CI
-// (colours, PATH to CI-installed tools, tokens) or set nothing (X='').
+// (colours, PATH to CI-installed tools, tokens) or set nothing (X=”).
 func dropCIAssignments(text string, ev *[]Finding, src string) string {
 	fields := strings.Fields(text)
 	i := 0

@@ -68,7 +68,9 @@ func TestContextLayer(t *testing.T) {
 				".github/CONTRIBUTING.md": "## Testing\n\n```sh\ncd server && cargo test --all-features\n```\n",
 				"server/Cargo.toml":       "[package]\nname = \"s\"\n",
 			},
-			task: "fix the failing tests", command: "cargo test --all-features", workdir: "server", conf: ConfidenceHigh,
+			// The doc alone states --all-features: the manifest's plain
+			// `cargo test` runs other tests, so nothing confirms it.
+			task: "fix the failing tests", command: "cargo test --all-features", workdir: "server", conf: ConfidenceMedium,
 		},
 		{
 			name: "CI wins over the context file",

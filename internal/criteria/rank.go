@@ -22,7 +22,7 @@ var variantWords = map[string]string{}
 func init() {
 	for what, words := range map[string][]string{
 		"another platform":             {"windows", "win", "win32", "win64", "macos", "mac", "osx", "darwin", "ios", "android", "freebsd", "netbsd", "openbsd", "bsd", "solaris", "illumos", "wasm", "wasi", "wasm32", "emscripten", "arm", "arm64", "aarch64", "armv7", "386", "i386", "i686", "32bit", "s390x", "ppc64le", "ppc64", "riscv", "riscv64", "musl", "alpine", "cross", "qemu", "msvc", "mingw", "cygwin"},
-		"another toolchain":            {"nightly", "beta", "canary", "experimental", "msrv", "minimal", "minimum", "min", "lowest", "oldest", "old", "legacy", "prerelease", "pypy", "freethreaded", "nogil", "jruby", "truffleruby", "dev", "head", "future"},
+		"another toolchain":            {"nightly", "beta", "canary", "experimental", "msrv", "minimal", "minimum", "min", "lowest", "oldest", "old", "legacy", "prerelease", "pypy", "freethreaded", "nogil", "jruby", "truffleruby", "head", "future"},
 		"another kind of suite":        {"e2e", "integration", "integ", "acceptance", "smoke", "browser", "browsers", "playwright", "cypress", "selenium", "puppeteer", "webdriver", "visual", "a11y", "bench", "benchmark", "benchmarks", "perf", "performance", "fuzz", "fuzzing", "stress", "soak", "leak", "leaks", "mutation", "flaky", "slow", "long", "failpoint", "failpoints", "chaos", "sanitizer", "sanitizers", "sanitize", "asan", "tsan", "msan", "ubsan", "lsan", "valgrind", "miri", "memcheck", "intl", "upgrade", "downgrade", "tools"},
 		"something else than the code": {"downstream", "dependents", "ecosystem", "external", "compat", "compatibility", "interop", "docs", "doc", "documentation", "website", "site", "examples", "example", "container", "containers", "docker", "graalvm", "native", "production", "prod", "bundle", "bundler", "bundlers", "dist", "packaging", "release", "semver", "wheel", "wheels", "sdist", "install", "installation", "standalone", "offline", "vendored", "deps", "lockfile", "citgm"},
 	} {
@@ -82,7 +82,7 @@ func variantWord(name string) (string, string) {
 // own suite on the default entry ("" when it is a gate job). linuxJobs:
 // its workflow has Linux jobs, so another platform is a variant (a
 // workflow that runs only on macOS tests there).
-func jobVariant(j *ciJob, a *jobAnalysis, linuxJobs bool, rootEcos []string) string {
+func jobVariant(j *ciJob, a *jobAnalysis, cat kind, linuxJobs bool, rootEcos []string) string {
 	if len(j.otherRepos) > 0 {
 		return "the job checks out or clones another repository (" + j.otherRepos[0] + ") and tests it"
 	}
@@ -119,6 +119,9 @@ func jobVariant(j *ciJob, a *jobAnalysis, linuxJobs bool, rootEcos []string) str
 		}
 	}
 	for _, n := range names {
+		if cat != kTest {
+			break // a lint job's name says lint: that is its gate
+		}
 		// A job or workflow named after a static check (phpstan, lint,
 		// typecheck) runs the suite only as a means to that end.
 		if k := shellcmd.ClassifyName(n.name); k&(kLint|kFormat|kType) != 0 && !k.Has(kTest) {

@@ -321,4 +321,3 @@ func needsBuildTree(setup, command string) string {
 	}
 	return ""
 }
-

@@ -119,6 +119,10 @@ func score(c candidate, want kind) int {
 	return s
 }
 
+// serviceTrapRe matches a manifest trap that says the suite needs a
+// service the loop's machine may not run.
+var serviceTrapRe = lazyre.New(`(?i)\b(database|postgres|mysql|redis|mongo|service|docker|browser)\b`)
+
 // selectsEnv reports a tox or nox command that names its envs or sessions.
 func selectsEnv(command string) bool {
 	for _, f := range strings.Fields(command) {
@@ -316,7 +320,21 @@ func synthesize(task string, ev *evidence) Proposal {
 
 	// Confidence.
 	var below []string
-	p.Confidence, below = confidence(chosen, ev, want, len(confirms) > 0, thresholdNote)
+	confirmed := false
+	for _, f := range confirms {
+		// A CI variant agreeing with the suite chosen instead of it is no
+		// confirmation.
+		if chosen.ciVariant == "" || f.Layer != LayerCIConfig {
+			confirmed = true
+		}
+	}
+	p.Confidence, below = confidence(chosen, ev, want, confirmed, thresholdNote)
+	for _, t := range d.traps {
+		if serviceTrapRe.MatchString(t.Finding) && p.Confidence == ConfidenceHigh {
+			p.Confidence = ConfidenceMedium
+			below = append(below, t.Finding)
+		}
+	}
 	for _, w := range below {
 		p.Rationale = append(p.Rationale, finding(chosen.layer, chosen.source, "below high: "+w))
 	}
