@@ -54,6 +54,16 @@ RUN npm install --global --no-fund --no-audit --no-update-notifier \
          command -v "$cli" >/dev/null || { echo "missing $cli" >&2; exit 1; }; \
        done
 
+# The sandbox user: the agent, the completion command and everything they
+# start run as agentloop (uid and gid 47001, no capabilities, no_new_privs),
+# never as root beside the harness (internal/sandbox). Fixed ids: the
+# harness finds it by name and checks it is not root; its home holds the
+# agent CLIs' configuration and the caches of the completion command.
+RUN groupadd --gid 47001 agentloop \
+    && useradd --uid 47001 --gid 47001 --create-home --home-dir /home/agentloop \
+       --shell /bin/sh --comment "agent-loop sandbox" agentloop \
+    && chmod 0700 /home/agentloop
+
 COPY --from=builder /out/agent-loop /agent-loop
 # The post step's entrypoint (action.yml runs.post-entrypoint). The runner
 # passes it as one word to `docker run --entrypoint` and appends runs.args to
@@ -73,7 +83,9 @@ ENV IS_SANDBOX=1 \
     NO_UPDATE_NOTIFIER=1 \
     NPM_CONFIG_UPDATE_NOTIFIER=false
 
-# No USER: GitHub requires container actions to run as root.
+# No USER: GitHub requires container actions to run as root. The harness
+# stays root (it must write the workspace and the workflow command files,
+# and end every process of the sandbox user); the agent never is.
 # Exec form and no init wrapper (no tini, no shell): a /bin/sh entrypoint
 # would drop the INPUT_* variables whose names contain hyphens, and the
 # binary handles SIGINT/SIGTERM itself (stop the agent, save the state).

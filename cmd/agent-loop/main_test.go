@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +19,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/aiwg/agent-loop/internal/cli"
+	"github.com/aiwg/agent-loop/internal/fakemodel"
+	"github.com/aiwg/agent-loop/internal/sandbox"
 	"github.com/aiwg/agent-loop/internal/schemas"
 )
 
@@ -25,6 +29,10 @@ import (
 // and check the result with the real git CLI and the shared JSON Schemas.
 // Scripts: testdata/script/*.txtar at the module root.
 func TestMain(m *testing.M) {
+	// The sandbox re-executes this binary as its trampoline.
+	if code, ok := sandbox.Main(os.Args); ok {
+		os.Exit(code)
+	}
 	testscript.Main(m, map[string]func(){
 		"agent-loop": func() { os.Exit(cli.New("v0.0.0-test").Main(os.Args[1:])) },
 	})
@@ -54,29 +62,42 @@ func TestScripts(t *testing.T) {
 					env.Setenv("GOMODCACHE", f[1])
 				}
 			}
+			// The real agent CLIs, for the scripts that run one ([codex]).
+			env.Setenv("AGENT_LOOP_CLI_BIN", os.Getenv("AGENT_LOOP_CLI_BIN"))
 			env.Setenv("GOFLAGS", "-mod=mod")
 			env.Setenv("GOPROXY", "off")
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
-			if cond == "go" {
+			switch cond {
+			case "go":
 				_, err := exec.LookPath("go")
 				return err == nil, nil
+			case "codex":
+				// The real Codex CLI, from $AGENT_LOOP_CLI_BIN.
+				dir := os.Getenv("AGENT_LOOP_CLI_BIN")
+				_, err := os.Stat(filepath.Join(dir, "codex"))
+				if err != nil && os.Getenv("AGENT_LOOP_REQUIRE_CLIS") == "1" {
+					return false, fmt.Errorf("codex is not in AGENT_LOOP_CLI_BIN=%q (AGENT_LOOP_REQUIRE_CLIS=1)", dir)
+				}
+				return dir != "" && err == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"schema":   cmdSchema,
-			"json":     cmdJSON,
-			"jsonvar":  cmdJSONVar,
-			"waitfile": cmdWaitFile,
-			"alive":    cmdAlive,
-			"mark":     cmdMark,
-			"within":   cmdWithin,
-			"commits":  cmdCommits,
-			"sametree": cmdSameTree,
-			"loopvar":  cmdLoopVar,
-			"signal":   cmdSignal,
+			"schema":    cmdSchema,
+			"json":      cmdJSON,
+			"jsonvar":   cmdJSONVar,
+			"waitfile":  cmdWaitFile,
+			"alive":     cmdAlive,
+			"mark":      cmdMark,
+			"within":    cmdWithin,
+			"commits":   cmdCommits,
+			"sametree":  cmdSameTree,
+			"loopvar":   cmdLoopVar,
+			"signal":    cmdSignal,
+			"fakeapi":   cmdFakeAPI,
+			"fakemodel": cmdFakeModel,
 		},
 	})
 }
@@ -308,4 +329,34 @@ func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s records no pid", args[1])
 	}
 	ts.Check(syscall.Kill(int(pid), sig))
+}
+
+// fakeapi VAR starts an HTTP server that answers every request with 404 (a
+// model API that answers a preflight) and sets $VAR to its address.
+func cmdFakeAPI(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: fakeapi VAR")
+	}
+	srv := httptest.NewServer(http.NotFoundHandler())
+	ts.Defer(srv.Close)
+	ts.Setenv(args[0], srv.URL)
+}
+
+// fakemodel VAR SCRIPT starts internal/fakemodel with the JSON Script in
+// the file SCRIPT and sets $VAR to its address and $VAR_OPENAI to its
+// OpenAI base URL.
+func cmdFakeModel(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: fakemodel VAR SCRIPT")
+	}
+	b, err := os.ReadFile(ts.MkAbs(args[1]))
+	ts.Check(err)
+	var script fakemodel.Script
+	if err := json.Unmarshal(b, &script); err != nil {
+		ts.Fatalf("%s: %v", args[1], err)
+	}
+	srv := fakemodel.Start(script)
+	ts.Defer(srv.Close)
+	ts.Setenv(args[0], srv.URL)
+	ts.Setenv(args[0]+"_OPENAI", srv.OpenAIBaseURL())
 }

@@ -11,41 +11,6 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Action inputs, as declared in action.yml. Use these names with
-// Runtime.Input so a typo is a compile error.
-const (
-	InputTask                    = "task"
-	InputCompletion              = "completion"
-	InputMaxIterations           = "max-iterations"
-	InputTimeoutMinutes          = "timeout-minutes"
-	InputIterationTimeoutMinutes = "iteration-timeout-minutes"
-	InputProvider                = "provider"
-	InputAgentCommand            = "agent-command"
-	InputModel                   = "model"
-	InputBranch                  = "branch"
-	InputBase                    = "base"
-	InputSetup                   = "setup"
-	InputInferCompletion         = "infer-completion"
-	InputAutoCriteria            = "auto-criteria"
-	InputBudgetUSD               = "budget-usd"
-	InputMaxTokens               = "max-tokens"
-	InputGitHubToken             = "github-token"
-	InputPR                      = "pr"
-	InputDraft                   = "draft"
-	InputTriggerPhrase           = "trigger-phrase"
-	InputAllowForks              = "allow-forks"
-	InputLoopID                  = "loop-id"
-	InputRegressionPolicy        = "regression-policy"
-	InputConfirmRuns             = "confirm-runs"
-	InputFailOnIncomplete        = "fail-on-incomplete"
-	InputAnthropicAPIKey         = "anthropic-api-key"
-	InputClaudeCodeOAuthToken    = "claude-code-oauth-token"
-	InputOpenAIAPIKey            = "openai-api-key"
-	InputGeminiAPIKey            = "gemini-api-key"
-	InputFactoryAPIKey           = "factory-api-key"
-	InputOpencodeAPIKey          = "opencode-api-key"
-)
-
 // Action outputs, as declared in action.yml.
 const (
 	OutputStatus               = "status"
@@ -64,17 +29,6 @@ const (
 	OutputReportPath           = "report-path"
 )
 
-var actionInputs = []string{
-	InputTask, InputCompletion, InputMaxIterations, InputTimeoutMinutes,
-	InputIterationTimeoutMinutes, InputProvider, InputAgentCommand, InputModel,
-	InputBranch, InputBase, InputSetup, InputInferCompletion, InputAutoCriteria,
-	InputBudgetUSD, InputMaxTokens, InputGitHubToken, InputPR, InputDraft,
-	InputTriggerPhrase, InputAllowForks, InputLoopID, InputRegressionPolicy,
-	InputConfirmRuns, InputFailOnIncomplete, InputAnthropicAPIKey,
-	InputClaudeCodeOAuthToken, InputOpenAIAPIKey, InputGeminiAPIKey,
-	InputFactoryAPIKey, InputOpencodeAPIKey,
-}
-
 var actionOutputs = []string{
 	OutputStatus, OutputLoopID, OutputIterations, OutputBestIteration,
 	OutputBestSHA, OutputBranch, OutputPRNumber, OutputPRURL,
@@ -82,22 +36,8 @@ var actionOutputs = []string{
 	OutputTotalCostUSD, OutputTotalTokens, OutputReportPath,
 }
 
-var secretInputs = []string{
-	InputGitHubToken, InputAnthropicAPIKey, InputClaudeCodeOAuthToken,
-	InputOpenAIAPIKey, InputGeminiAPIKey, InputFactoryAPIKey,
-	InputOpencodeAPIKey,
-}
-
-// ActionInputs lists the inputs the code knows, in action.yml order. A test
-// of this package checks it against action.yml (LoadActionYAML).
-func ActionInputs() []string { return slices.Clone(actionInputs) }
-
 // ActionOutputs lists the outputs the code knows, in action.yml order.
 func ActionOutputs() []string { return slices.Clone(actionOutputs) }
-
-// SecretInputs lists the inputs that hold credentials: they are masked and
-// never passed to the agent except the provider key it needs.
-func SecretInputs() []string { return slices.Clone(secretInputs) }
 
 // ActionSpec is the part of an action.yml this project reads.
 type ActionSpec struct {

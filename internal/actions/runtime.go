@@ -155,10 +155,11 @@ func (r *Runtime) State(name string) string {
 	return r.getenv("STATE_" + name)
 }
 
-// MaskSecretInputs masks (Writer.Mask) every secret input that is set, and
-// the Actions runtime token, before anything else is printed.
-func (r *Runtime) MaskSecretInputs(w *Writer) {
-	for _, name := range SecretInputs() {
+// MaskSecretInputs masks (Writer.Mask) every input of names that is set
+// (the secret inputs: spec.SecretInputs), and the Actions runtime tokens,
+// before anything else is printed.
+func (r *Runtime) MaskSecretInputs(w *Writer, names []string) {
+	for _, name := range names {
 		if v := r.Input(name); v != "" {
 			w.Mask(v)
 		}

@@ -95,7 +95,7 @@ func TestHelperPrintInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.Stdout.WriteString("max-iterations=" + rt.Input(InputMaxIterations) + "\n")
+	os.Stdout.WriteString("max-iterations=" + rt.Input("max-iterations") + "\n")
 }
 
 func TestContext(t *testing.T) {
@@ -269,7 +269,7 @@ func TestMaskSecretInputs(t *testing.T) {
 	}
 	var out bytes.Buffer
 	w := NewWriter(&out, nil)
-	rt.MaskSecretInputs(w)
+	rt.MaskSecretInputs(w, []string{"github-token", "anthropic-api-key", "openai-api-key"})
 	want := []string{"ghs_0123456789abcdef", "sk-ant-0123456789", "eyJhbGciOi.runtime.token"}
 	if diff := cmp.Diff(want, runRunner(out.String()).masks); diff != "" {
 		t.Errorf("masks (-want +got):\n%s", diff)

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aiwg/agent-loop/internal/escape"
+	"github.com/aiwg/agent-loop/internal/safefs"
 )
 
 // SummaryLimit is the size the runner accepts for a step summary (1 MiB);
@@ -328,8 +329,10 @@ func (w *Writer) fileCommand(envVar, what, name, value string) error {
 	w.fmu.Lock()
 	defer w.fmu.Unlock()
 	// No O_CREATE: the runner creates the file; a missing one means the
-	// variable points somewhere wrong.
-	f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+	// variable points somewhere wrong. Never through a symlink, never a
+	// FIFO or device (the agent may have planted one where a runner
+	// without root keeps these files).
+	f, err := safefs.OpenAppend(file)
 	if err != nil {
 		return fmt.Errorf("setting %s %q: opening %s (%s): %w", what, name, file, envVar, err)
 	}
@@ -354,7 +357,12 @@ func (w *Writer) Summary(markdown string) error {
 	content := CapSummary(w.Redact(markdown), SummaryLimit)
 	w.fmu.Lock()
 	defer w.fmu.Unlock()
-	if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+	f, err := safefs.OpenRewrite(file)
+	if err == nil {
+		_, err = f.WriteString(content)
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
 		return fmt.Errorf("writing the step summary %s (GITHUB_STEP_SUMMARY): %w", file, err)
 	}
 	return nil

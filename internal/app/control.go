@@ -7,18 +7,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/aiwg/agent-loop/internal/config"
 	"github.com/aiwg/agent-loop/internal/crashpoint"
-	"github.com/aiwg/agent-loop/internal/criteria"
 	"github.com/aiwg/agent-loop/internal/gitrepo"
-	"github.com/aiwg/agent-loop/internal/loop"
 	"github.com/aiwg/agent-loop/internal/process"
 	"github.com/aiwg/agent-loop/internal/report"
+	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/state"
 )
 
@@ -70,8 +67,10 @@ func lastActive(root string, st *state.State) time.Time {
 	return st.LastUpdated
 }
 
-// markIfCrashed turns a running loop whose process is gone into crashed.
-func markIfCrashed(root string, d state.Dir, st *state.State, staleOnly bool) (bool, error) {
+// markIfCrashed turns a running loop whose process is gone into crashed
+// (on this host: its pid is dead; elsewhere: no heartbeat for the stale
+// threshold), ending the agent and check it may have left behind.
+func markIfCrashed(root string, d state.Dir, st *state.State) (bool, error) {
 	l := state.CheckLiveness(st, lastActive(root, st), time.Now())
 	if l != state.Dead {
 		return false, nil
@@ -91,12 +90,17 @@ func markIfCrashed(root string, d state.Dir, st *state.State, staleOnly bool) (b
 
 // StatusOptions are the flags of `status`.
 type StatusOptions struct {
-	All, CheckStale bool
-	Format          string // text, json
-	LoopID          string
+	All bool
+	// CheckStale also repairs the registry (entries of loops that never
+	// started or have ended). A loop whose process is gone is shown as
+	// crashed, and recorded so, with or without it.
+	CheckStale bool
+	Format     string // text, json
+	LoopID     string
 }
 
-// Status prints loops.
+// Status prints loops. A loop the state says is running whose process is
+// gone is marked crashed first: status never shows a dead loop as running.
 func Status(dir string, opt StatusOptions, o IO) error {
 	if opt.Format != "text" && opt.Format != "json" {
 		return usagef("--format: unknown format %q (valid: text, json)", opt.Format)
@@ -114,10 +118,8 @@ func Status(dir string, opt StatusOptions, o IO) error {
 		if err != nil {
 			return err
 		}
-		if opt.CheckStale {
-			if _, err := markIfCrashed(root, d, st, true); err != nil {
-				return err
-			}
+		if _, err := markIfCrashed(root, d, st); err != nil {
+			return err
 		}
 		if opt.Format == "json" {
 			return writeJSON(o.Stdout, st)
@@ -144,8 +146,8 @@ func Status(dir string, opt StatusOptions, o IO) error {
 			fmt.Fprintf(o.Stderr, "agent-loop: %v\n", err)
 			continue
 		}
-		if opt.CheckStale && (st.Status == state.Running || st.Status == state.Completing) {
-			if c, err := markIfCrashed(root, d, st, true); err != nil {
+		if st.Status == state.Running || st.Status == state.Completing {
+			if c, err := markIfCrashed(root, d, st); err != nil {
 				return err
 			} else if c {
 				changed = append(changed, id)
@@ -280,7 +282,7 @@ func Pause(dir, id string, o IO) error {
 	if err != nil {
 		return err
 	}
-	if crashed, err := markIfCrashed(root, d, st, false); err != nil {
+	if crashed, err := markIfCrashed(root, d, st); err != nil {
 		return err
 	} else if crashed {
 		return usagef("loop %s is not running (it crashed); continue it with `agent-loop resume %s`", id, id)
@@ -302,7 +304,7 @@ func Abort(dir, id string, o IO) error {
 	if err != nil {
 		return err
 	}
-	if _, err := markIfCrashed(root, d, st, false); err != nil {
+	if _, err := markIfCrashed(root, d, st); err != nil {
 		return err
 	}
 	switch st.Status {
@@ -407,21 +409,24 @@ func Attach(ctx context.Context, dir, id string, o IO) error {
 	}
 }
 
-// ResumeOptions are the flags of `resume`.
+// ResumeOptions are the choices of one resume.
 type ResumeOptions struct {
 	Approve, Reject bool
-	Quiet           bool
-	Timeout         time.Duration
-	MaxIterations   int
+	// Changes holds the parameters given to resume (spec.ResumeParams:
+	// the limits, --quiet): each one given replaces the saved Spec's value,
+	// checked as Door's user gave it. Nothing else of the Spec changes.
+	Changes spec.Settings
+	Door    spec.Door
 }
 
-// Resume continues a paused or crashed loop from its last completed iteration.
+// Resume continues a paused or crashed loop from its last completed
+// iteration, with the Spec it saved (and the changes given explicitly).
 func Resume(ctx context.Context, dir, id string, ro ResumeOptions, o IO, h Hooks) (*RunResult, error) {
 	root, d, st, err := openLoop(dir, id)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := markIfCrashed(root, d, st, false); err != nil {
+	if _, err := markIfCrashed(root, d, st); err != nil {
 		return nil, err
 	}
 	switch st.Status {
@@ -430,54 +435,32 @@ func Resume(ctx context.Context, dir, id string, ro ResumeOptions, o IO, h Hooks
 	case state.Running, state.Completing:
 		return nil, usagef("loop %s is still running (pid %d); follow it with `agent-loop attach %s`", id, derefPID(st.PID), id)
 	}
+	door := ro.Door
+	if door == 0 {
+		door = spec.DoorCLI
+	}
+	amended, err := spec.Amend(st.Harness.Spec, ro.Changes, door)
+	if err != nil {
+		return nil, ProblemList(err)
+	}
 	if g := st.Harness.PendingGate; g != nil && g.Decision == "" {
 		if !ro.Approve && !ro.Reject {
 			return nil, usagef("loop %s waits for a decision on iteration %d (%s): resume with --approve (the change is fine) or --reject (revert it and go on)", id, g.Iteration, g.Reason)
 		}
 		decide(st, ro.Approve)
 	}
-	// Rebuild the configuration from the state.
-	cfg := config.Defaults()
-	cfg.Dir, cfg.Task, cfg.Completion = root, st.Task, st.CompletionCriteria
-	cfg.MaxIterations = st.Configuration.MaxIterations
-	if ro.MaxIterations > 0 {
-		cfg.MaxIterations = ro.MaxIterations
-		st.Configuration.MaxIterations = ro.MaxIterations
-	}
-	if st.Configuration.TimeoutMinutes != nil {
-		cfg.Timeout = time.Duration(*st.Configuration.TimeoutMinutes) * time.Minute
-	}
-	if ro.Timeout > 0 {
-		cfg.Timeout = ro.Timeout
-	}
-	cfg.IterationTimeout = time.Duration(st.Harness.IterationTimeoutMinutes) * time.Minute
-	cfg.Provider, cfg.AgentCommand, cfg.Model = st.Harness.Provider, st.Harness.AgentCommand, st.Harness.Model
-	cfg.NoCommit, cfg.Push = !st.Harness.Commit, st.Harness.Push
-	cfg.BudgetUSD, cfg.MaxTokens = st.Harness.BudgetUSD, st.Harness.MaxTokens
-	cfg.ConfirmRuns = st.Harness.ConfirmRuns
-	if st.Harness.RegressionPolicy != "" {
-		cfg.RegressionPolicy = st.Harness.RegressionPolicy
-	}
-	cfg.Quiet = ro.Quiet
+	sp := amended.Spec
+	st.SetSpec(sp)
 
-	repo, err := gitrepo.Open(root, gitrepo.Options{Remote: h.Remote, Token: h.Token, Exclude: h.Exclude})
+	repo, err := gitrepo.Open(root, gitrepo.Options{Remote: h.Remote, Token: h.Token, Exclude: sp.Publish.Exclude})
 	if err != nil {
 		return nil, usage(err)
 	}
 	secrets := harnessSecrets(o, h.Token)
-	spec := agentSpec{Provider: cfg.Provider, AgentCommand: cfg.AgentCommand, Model: cfg.Model, MaxTurns: cfg.MaxTurns, Script: h.Script}
-	if h.Script != nil {
-		spec.Provider = "scripted"
-	}
-	agent, err := buildAgent(spec, o.Environ, secrets, filepath.Join(root, state.RootDir))
-	if err != nil {
-		return nil, usage(err)
-	}
 	env := process.SafeEnv(o.Environ)
-	if pf, ok := agent.(loop.Preflighter); ok {
-		if _, err := pf.Preflight(ctx, env); err != nil {
-			return nil, usage(err)
-		}
+	agent, _, err := preflightAgent(ctx, sp.Agent, h.Script, o.Environ, env, secrets, root)
+	if err != nil {
+		return nil, problemList([]error{err})
 	}
 	// Take the loop over.
 	wasCrashed := st.Status == state.Crashed
@@ -501,17 +484,9 @@ func Resume(ctx context.Context, dir, id string, ro ResumeOptions, o IO, h Hooks
 		return nil, err
 	}
 	d.ClearControl()
-	branch := st.Harness.Branch
-	if branch == "" {
-		branch = "agent-loop/" + id
-	}
-	prop := criteria.Proposal{Command: st.CompletionCriteria, Workdir: nonEmpty(st.Harness.Workdir, "."), Setup: st.Harness.Setup}
-	opts := loopOptions(cfg, prop, branch)
-	if h.Tune != nil {
-		h.Tune(&opts)
-	}
 	fmt.Fprintf(o.Stderr, "agent-loop: resuming %s after iteration %d\n", id, st.Iteration)
-	return execute(ctx, engineParts{repo: repo, agent: agent, env: env, dir: d, store: store, st: st, opts: opts, io: o, quiet: cfg.Quiet, secrets: secrets, hooks: h})
+	return execute(ctx, engineParts{repo: repo, agent: agent, env: env, dir: d, store: store, st: st, io: o,
+		quiet: amended.Start.Quiet, secrets: secrets, hooks: h})
 }
 
 // decide records a person's decision on a human-gated iteration.

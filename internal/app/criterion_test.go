@@ -3,14 +3,12 @@ package app
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/aiwg/agent-loop/internal/config"
-	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/spec"
 )
 
 func goRepo(t *testing.T) string {
@@ -25,28 +23,27 @@ func goRepo(t *testing.T) string {
 // The interactive confirmation of an inferred criterion (seed 002: Y/n/edit).
 func TestResolveCriterionInteractive(t *testing.T) {
 	dir := goRepo(t)
-	cfg := config.Defaults()
-	cfg.Task = "fix the failing tests"
-	ask := func(answer string, interactive bool) (string, string, error) {
+	s := spec.Defaults(spec.DoorCLI)
+	s.Spec.Task = "fix the failing tests"
+	ask := func(answer string, interactive bool) (string, spec.Source, error) {
 		var errOut bytes.Buffer
 		o := IO{Stdin: strings.NewReader(answer), Stderr: &errOut, Interactive: interactive}
-		p, src, err := resolveCriterion(context.Background(), cfg, dir, o, Hooks{})
+		r, err := resolveCriterion(context.Background(), s, spec.DoorCLI, dir, o)
 		if interactive && !strings.Contains(errOut.String(), "Use it? [Y/n/edit]") {
 			t.Errorf("no question asked:\n%s", errOut.String())
 		}
-		return p.Command, src, err
+		return r.criterion.Command, r.criterion.Source, err
 	}
 	cmd, src, err := ask("\n", true)
-	if err != nil || src != "inferred" || !strings.Contains(cmd, "go test") {
+	if err != nil || src != spec.SourceInferred || !strings.Contains(cmd, "go test") {
 		t.Fatalf("Y: %q %q %v", cmd, src, err)
 	}
 	cmd, src, err = ask("edit\nmake check\n", true)
-	if err != nil || cmd != "make check" || src != "flag" {
+	if err != nil || cmd != "make check" || src != spec.SourceTyped {
 		t.Fatalf("edit: %q %q %v", cmd, src, err)
 	}
 	_, _, err = ask("n\n", true)
-	var ee *ExitError
-	if !errors.As(err, &ee) || ee.Code != loop.ExitConfig || !strings.Contains(err.Error(), "--completion") {
+	if !IsUsage(err) || !strings.Contains(err.Error(), "--completion") {
 		t.Fatalf("n: %v", err)
 	}
 }
@@ -55,16 +52,45 @@ func TestResolveCriterionInteractive(t *testing.T) {
 // else fails fast (exit 2) printing the proposal.
 func TestResolveCriterionNonInteractiveNeedsHighConfidence(t *testing.T) {
 	dir := t.TempDir() // nothing to infer from
-	cfg := config.Defaults()
-	cfg.Task = "fix the failing tests"
-	_, _, err := resolveCriterion(context.Background(), cfg, dir, IO{Stderr: &bytes.Buffer{}}, Hooks{})
-	var ee *ExitError
-	if !errors.As(err, &ee) || ee.Code != loop.ExitConfig || !strings.Contains(err.Error(), "--completion") {
+	s := spec.Defaults(spec.DoorCLI)
+	s.Spec.Task = "fix the failing tests"
+	_, err := resolveCriterion(context.Background(), s, spec.DoorCLI, dir, IO{Stderr: &bytes.Buffer{}})
+	if !IsUsage(err) || !strings.Contains(err.Error(), "--completion") {
 		t.Fatalf("err = %v", err)
 	}
-	cfg.Task = "make it better"
-	_, _, err = resolveCriterion(context.Background(), cfg, goRepo(t), IO{Stderr: &bytes.Buffer{}}, Hooks{})
-	if !errors.As(err, &ee) || ee.Code != loop.ExitConfig {
+	// The Action's user is told about the input, not the flag.
+	_, err = resolveCriterion(context.Background(), s, spec.DoorAction, dir, IO{Stderr: &bytes.Buffer{}})
+	if !IsUsage(err) || !strings.Contains(err.Error(), "input completion") || strings.Contains(err.Error(), "--completion") {
+		t.Fatalf("action: err = %v", err)
+	}
+	s.Spec.Task = "make it better"
+	_, err = resolveCriterion(context.Background(), s, spec.DoorCLI, goRepo(t), IO{Stderr: &bytes.Buffer{}})
+	if !IsUsage(err) {
 		t.Fatalf("vague task: %v", err)
+	}
+}
+
+// Where the criterion came from is right for each door and for a trigger
+// comment's hint.
+func TestCriterionSource(t *testing.T) {
+	dir := goRepo(t)
+	s := spec.Defaults(spec.DoorAction)
+	s.Spec.Task = "fix the failing tests"
+	s.Spec.Criterion.Command = "go test ./..."
+	r, err := resolveCriterion(context.Background(), s, spec.DoorAction, dir, IO{})
+	if err != nil || r.criterion.Source != spec.SourceInput || r.criterion.Source.Phrase() != "given as the completion input" {
+		t.Fatalf("completion input: %+v %v", r.criterion, err)
+	}
+	r, err = resolveCriterion(context.Background(), s, spec.DoorCLI, dir, IO{})
+	if err != nil || r.criterion.Source != spec.SourceFlag || r.criterion.Confidence != "given" {
+		t.Fatalf("--completion: %+v %v", r.criterion, err)
+	}
+	s.Spec.Criterion.Command, s.Spec.Criterion.Hint = "", "tests pass"
+	r, err = resolveCriterion(context.Background(), s, spec.DoorAction, dir, IO{})
+	if err != nil || r.criterion.Source != spec.SourceHint || r.criterion.Hint != "tests pass" || !strings.Contains(r.criterion.Command, "go test") {
+		t.Fatalf("comment hint: %+v %v", r.criterion, err)
+	}
+	if len(r.yaml) == 0 {
+		t.Error("an inferred criterion keeps its proposal")
 	}
 }

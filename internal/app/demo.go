@@ -9,9 +9,9 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/aiwg/agent-loop/internal/config"
 	"github.com/aiwg/agent-loop/internal/demo"
 	"github.com/aiwg/agent-loop/internal/provider"
+	"github.com/aiwg/agent-loop/internal/spec"
 )
 
 // DemoOptions are the flags of `demo`.
@@ -50,14 +50,18 @@ func Demo(ctx context.Context, o IO, do DemoOptions) (*RunResult, error) {
 		return nil, err
 	}
 	fmt.Fprintf(o.Stderr, "agent-loop demo: a repository with a failing test is at %s\n", dir)
-	cfg := config.Defaults()
-	cfg.Dir, cfg.Task, cfg.Completion = dir, demo.Task, demo.Completion
-	cfg.MaxIterations = 4
-	cfg.Timeout = 5 * time.Minute
-	cfg.Quiet = do.Quiet
-	cfg.Force = true
+	s := spec.Defaults(spec.DoorCLI)
+	s.Start.Dir, s.Start.Quiet, s.Start.Force = dir, do.Quiet, true
+	s.Spec.Task, s.Spec.Criterion.Command = demo.Task, demo.Completion
+	s.Spec.Limits.MaxIterations, s.Spec.Limits.Timeout = 4, 5*time.Minute
+	// The scripted agent runs in place of a CLI (Hooks.Script).
+	s.Spec.Agent.Provider, s.Spec.Agent.Command = "command", "(the demo's scripted agent)"
+	v, err := spec.Validate(s, spec.DoorCLI)
+	if err != nil {
+		return nil, fmt.Errorf("the demo's settings: %w", err)
+	}
 	o.Interactive = false
-	res, err := Run(ctx, cfg, o, Hooks{Script: script, Owner: "demo"})
+	res, err := Run(ctx, v, o, Hooks{Script: script, Owner: "demo"})
 	if res != nil {
 		res.Report += fmt.Sprintf("\nThe demo repository is %s; the loop's branch is %s:\n\n    git -C %s log --oneline --format='%%h %%s%%n%%(trailers:only,unfold)' %s\n",
 			dir, res.State.Harness.Branch, dir, res.State.Harness.Branch)

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
-	"github.com/aiwg/agent-loop/internal/config"
-	"github.com/aiwg/agent-loop/internal/loop"
 	"github.com/aiwg/agent-loop/internal/process"
 	"github.com/aiwg/agent-loop/internal/redact"
+	"github.com/aiwg/agent-loop/internal/spec"
 )
 
 // IO is what a command may touch of the outside world.
@@ -40,32 +40,33 @@ func harnessSecrets(o IO, token string) *redact.Set {
 	return s
 }
 
-// ExitError carries an exit code and the message that explains it.
-type ExitError struct {
-	Code int
-	Err  error
+// UsageError is a problem of the user's input or configuration (a bad
+// value, a missing credential, an unknown loop): nothing was started, or
+// the loop stopped before it could do anything. The doors exit 2 on it.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// IsUsage reports whether err is (or wraps) a UsageError.
+func IsUsage(err error) bool {
+	var ue *UsageError
+	return errors.As(err, &ue)
 }
 
-func (e *ExitError) Error() string { return e.Err.Error() }
-func (e *ExitError) Unwrap() error { return e.Err }
-
-// usage wraps configuration problems: exit 2.
+// usage marks err as a usage error.
 func usage(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ee *ExitError
-	if errors.As(err, &ee) {
+	if err == nil || IsUsage(err) {
 		return err
 	}
-	return &ExitError{Code: loop.ExitConfig, Err: err}
+	return &UsageError{Err: err}
 }
 
 func usagef(format string, args ...any) error {
-	return &ExitError{Code: loop.ExitConfig, Err: fmt.Errorf(format, args...)}
+	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
 
-// problemList formats preflight problems as one message.
+// problemList formats preflight problems as one usage error.
 func problemList(errs []error) error {
 	var all []string
 	for _, e := range errs {
@@ -84,16 +85,58 @@ func problemList(errs []error) error {
 			fmt.Fprintf(&b, "\n  - %s", p)
 		}
 	}
-	return &ExitError{Code: loop.ExitConfig, Err: errors.New(b.String())}
+	return &UsageError{Err: errors.New(b.String())}
 }
 
+// ProblemList is problemList for the doors: the problems of spec.Validate
+// (and any others) as one usage error, each on its own line.
+func ProblemList(err error) error { return problemList([]error{err}) }
+
 func flatten(err error) []string {
-	if ps := config.Problems(err); len(ps) > 0 {
+	if ps := spec.Problems(err); len(ps) > 0 {
 		var out []string
 		for _, p := range ps {
 			out = append(out, p.Error())
 		}
 		return out
 	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []string
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
 	return []string{err.Error()}
+}
+
+// multiWriter writes to every writer; one that fails (a terminal closed
+// under a pipe: EPIPE) is dropped and the others go on, so the loop's log
+// and the agent's output never stop because the terminal went away.
+func multiWriter(ws ...io.Writer) io.Writer { return &lenientMulti{ws: ws} }
+
+type lenientMulti struct {
+	mu sync.Mutex
+	ws []io.Writer
+}
+
+func (m *lenientMulti) Write(p []byte) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	kept := m.ws[:0:0]
+	var first error
+	for _, w := range m.ws {
+		if _, err := w.Write(p); err != nil {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		kept = append(kept, w)
+	}
+	m.ws = kept
+	if len(kept) == 0 && first != nil {
+		return 0, first
+	}
+	return len(p), nil
 }

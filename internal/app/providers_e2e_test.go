@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/aiwg/agent-loop/internal/app"
-	"github.com/aiwg/agent-loop/internal/config"
 	"github.com/aiwg/agent-loop/internal/fakemodel"
 	"github.com/aiwg/agent-loop/internal/schemas"
+	"github.com/aiwg/agent-loop/internal/spec"
 )
 
 // The whole loop with the real Claude Code and Codex CLIs, driven by the fake
@@ -96,18 +96,22 @@ func TestLoopWithRealCLIs(t *testing.T) {
 				tc.keyVar + "=sk-test-" + tc.provider + "-key-0123456789", "GITHUB_TOKEN=ghs_harnessSecret0123456789"}
 			os.MkdirAll(filepath.Join(top, "home"), 0o755)
 			environ = append(environ, tc.env(srv)...)
-			cfg := config.Defaults()
-			cfg.Dir, cfg.Task, cfg.Completion = dir, "make test.sh pass", "sh test.sh"
-			cfg.Provider, cfg.Model, cfg.MaxIterations = tc.provider, tc.model, 2
-			cfg.Timeout = 5 * time.Minute
+			s := spec.Defaults(spec.DoorCLI)
+			s.Start.Dir, s.Spec.Task, s.Spec.Criterion.Command = dir, "make test.sh pass", "sh test.sh"
+			s.Spec.Agent.Provider, s.Spec.Agent.Model, s.Spec.Limits.MaxIterations = tc.provider, tc.model, 2
+			s.Spec.Limits.Timeout = 5 * time.Minute
+			v, err := spec.Validate(s, spec.DoorCLI)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var errOut bytes.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
-			res, err := app.Run(ctx, cfg, app.IO{Stdin: strings.NewReader(""), Stdout: &errOut, Stderr: &errOut, Environ: environ}, app.Hooks{})
+			res, err := app.Run(ctx, v, app.IO{Stdin: strings.NewReader(""), Stdout: &errOut, Stderr: &errOut, Environ: environ}, app.Hooks{})
 			if err != nil {
 				t.Fatalf("run: %v\n%s", err, errOut.String())
 			}
-			if res.Outcome.ExitCode() != 0 || res.State.Iteration != 1 {
+			if !res.Completed() || res.State.Iteration != 1 {
 				t.Fatalf("outcome %+v\n%s", res.Outcome, errOut.String())
 			}
 			b, _ := os.ReadFile(filepath.Join(dir, "answer.txt"))
@@ -137,10 +141,22 @@ func TestLoopWithRealCLIs(t *testing.T) {
 			if strings.Contains(string(env), "ghs_harnessSecret") {
 				t.Errorf("the agent's shell saw GITHUB_TOKEN")
 			}
+			probes := 0
 			for _, r := range srv.Requests() {
+				if r.API == "probe" {
+					// The preflight's reachability check: it carries no key.
+					probes++
+					if r.APIKey() != "" {
+						t.Errorf("the reachability check sent a key: %q", r.APIKey())
+					}
+					continue
+				}
 				if !strings.Contains(r.APIKey(), "sk-test-"+tc.provider) {
 					t.Errorf("a request to the fake carried key %q", r.APIKey())
 				}
+			}
+			if probes == 0 {
+				t.Error("the preflight did not check that the model API answers")
 			}
 			if esc := srv.Escaped(); len(esc) > 0 {
 				t.Logf("requests refused by the fake's proxy (nothing left 127.0.0.1): %v", esc)

@@ -1,6 +1,8 @@
-// Package cli is agent-loop's command line: subcommands and their flags,
-// turned into calls of internal/app, and the exit codes (0 completed, 1 not
-// completed, 2 bad input) in one place (internal/loop's Exit* constants).
+// Package cli is agent-loop's command line, one of its two front doors (the
+// GitHub Action, internal/action, is the other): subcommands and their
+// flags, turned into calls of internal/app, and the exit codes (0
+// completed, 1 not completed, 2 bad input: internal/exitcode). The flags
+// of `run` and `resume` come from the parameter table (internal/spec).
 package cli
 
 import (
@@ -18,9 +20,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/aiwg/agent-loop/internal/action"
 	"github.com/aiwg/agent-loop/internal/actions"
 	"github.com/aiwg/agent-loop/internal/app"
-	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/exitcode"
+	"github.com/aiwg/agent-loop/internal/spec"
 )
 
 // Command is one invocation of agent-loop.
@@ -69,15 +73,23 @@ func (c *Command) Main(args []string) int {
 		var stop context.CancelFunc
 		ctx, stop = signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 		defer stop()
+		// A closed stdout or stderr (`agent-loop run ... | head -1`) makes
+		// writes fail with EPIPE instead of killing the harness with
+		// SIGPIPE mid-loop: the loop goes on and ends as it would have.
+		// (Notify, not Ignore: an ignored SIGPIPE would be inherited by
+		// the agent and the check.)
+		pipe := make(chan os.Signal, 1)
+		signal.Notify(pipe, syscall.SIGPIPE)
+		defer signal.Stop(pipe)
 	}
 	// The container action: main runs `agent-loop action`; the post step is
 	// the same binary started as /agent-loop-post (see action.yml).
 	if actions.IsPostInvocation(append([]string{c.Arg0}, args...)) {
-		return app.ActionPost(ctx, c.io(), c.getenv, c.Stdout)
+		return action.Post(ctx, c.io(), c.getenv, c.Stdout)
 	}
 	if len(args) == 0 {
 		c.usage(c.Stderr)
-		return loop.ExitConfig
+		return exitcode.BadInput
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
@@ -92,7 +104,7 @@ func (c *Command) Main(args []string) int {
 		}
 	}
 	fmt.Fprintf(c.Stderr, "agent-loop: unknown command %q (valid: %s)\n", args[0], strings.Join(names(), ", "))
-	return loop.ExitConfig
+	return exitcode.BadInput
 }
 
 func (c *Command) getenv(k string) string {
@@ -105,27 +117,37 @@ func (c *Command) getenv(k string) string {
 	return ""
 }
 
+// exit prints err and returns the exit code it means.
 func (c *Command) exit(err error) int {
 	if err == nil {
-		return loop.ExitCompleted
+		return exitcode.Completed
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	var ee *app.ExitError
-	if errors.As(err, &ee) {
-		if ee.Err != nil && ee.Err.Error() != "" {
-			fmt.Fprintf(c.Stderr, "agent-loop: %v\n", ee.Err)
-		}
-		return ee.Code
-	}
-	var ue usageError
-	if errors.As(err, &ue) {
-		fmt.Fprintf(c.Stderr, "agent-loop: %v\n", err)
-		return loop.ExitConfig
+	var ce *codeError
+	if errors.As(err, &ce) {
+		return ce.code
 	}
 	fmt.Fprintf(c.Stderr, "agent-loop: %v\n", err)
-	return loop.ExitNotCompleted
+	var ue usageError
+	if errors.As(err, &ue) || app.IsUsage(err) {
+		return exitcode.BadInput
+	}
+	return exitcode.NotCompleted
+}
+
+// codeError carries an exit code decided elsewhere (the Action's), with
+// nothing more to print.
+type codeError struct{ code int }
+
+func (e *codeError) Error() string { return fmt.Sprintf("exit code %d", e.code) }
+
+func exitWith(code int) error {
+	if code == exitcode.Completed {
+		return nil
+	}
+	return &codeError{code: code}
 }
 
 // usageError is a command-line mistake: exit 2.
@@ -150,14 +172,39 @@ func (c *Command) usage(w io.Writer) {
 	fmt.Fprint(w, "\nEvery command takes -C DIR (default .). Flags come before positional arguments.\nExit codes: 0 completed, 1 not completed, 2 bad input or configuration.\nRun `agent-loop <command> -h` for a command's flags.\n")
 }
 
-// flags returns a FlagSet for a subcommand with -C and help wired up.
-func (c *Command) flags(name, usageLine string) (*flag.FlagSet, *string) {
+// flags returns a FlagSet for a subcommand with -C and help wired up. The
+// help lists params (from the parameter table, as spec.Usage writes them)
+// and then the subcommand's own flags.
+func (c *Command) flags(name, usageLine string, params []*spec.Param) (*flag.FlagSet, *string) {
+	paramUsage := spec.Usage
+	if name == "resume" {
+		paramUsage = spec.ResumeUsage
+	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(c.Stderr)
 	dir := fs.String("C", ".", "run in `DIR` (any directory inside the repository)")
 	fs.Usage = func() {
 		fmt.Fprintf(c.Stderr, "Usage: agent-loop %s\n\nFlags:\n", usageLine)
-		fs.PrintDefaults()
+		fmt.Fprint(c.Stderr, paramUsage(params))
+		own := map[string]bool{}
+		for _, p := range params {
+			own[p.Flag] = true
+		}
+		fs.VisitAll(func(f *flag.Flag) {
+			if own[f.Name] {
+				return
+			}
+			arg, help := flag.UnquoteUsage(f)
+			dashes := "--"
+			if len(f.Name) == 1 {
+				dashes = "-"
+			}
+			fmt.Fprintf(c.Stderr, "  %s%s\n        %s", dashes, strings.TrimSpace(f.Name+" "+arg), help)
+			if f.DefValue != "" && f.DefValue != "false" {
+				fmt.Fprintf(c.Stderr, " (default: %s)", f.DefValue)
+			}
+			fmt.Fprintln(c.Stderr)
+		})
 	}
 	return fs, dir
 }

@@ -17,6 +17,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 
 	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/refname"
 )
 
 var (
@@ -83,8 +84,10 @@ type Repo struct {
 	// retryDelay is the first push retry backoff (tests shorten it).
 	retryDelay time.Duration
 	// staged says the index holds the work tree as the last Stage left it
-	// and nothing has touched the index since (see CommitRequest.Staged).
-	staged bool
+	// and nothing has touched the index since (see CommitRequest.Staged);
+	// stagedTree is that index written as a tree.
+	staged     bool
+	stagedTree string
 }
 
 // Open opens the repository containing dir, seals its trusted control files
@@ -292,7 +295,7 @@ func (r *Repo) begin(ctx context.Context) error {
 		return err
 	}
 	// Any operation may change the index; only Stage sets this again.
-	r.staged = false
+	r.staged, r.stagedTree = false, ""
 	r.overrides = nil
 	if err := r.guard(); err != nil {
 		return err
@@ -634,6 +637,7 @@ func (r *Repo) Commit(ctx context.Context, req loop.CommitRequest) (loop.CommitR
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	staged := req.Staged && r.staged // begin clears r.staged
+	stagedTree := r.stagedTree
 	msg, err := buildMessage(req)
 	if err != nil {
 		return loop.CommitResult{}, err
@@ -678,6 +682,21 @@ func (r *Repo) Commit(ctx context.Context, req loop.CommitRequest) (loop.CommitR
 	// parent at the same time (two read-only views of one index).
 	if err := r.guard(); err != nil {
 		return loop.CommitResult{}, err
+	}
+	if staged && stagedTree != "" && tip != "" && len(excluded) == 0 && len(user) == 0 && len(scan.excluded) == 0 &&
+		len(scan.assumeValid) == 0 && len(scan.skipWorktree) == 0 {
+		// The index is still the tree Stage wrote: the commit's size is a
+		// diff of two trees, which reads only the subtrees that changed.
+		stat, err := r.exec(ctx, gitCall{args: []string{"diff", "-z", "--numstat", "--find-renames", "--no-ext-diff", "--no-textconv",
+			"--ignore-submodules=none", "--end-of-options", tip, stagedTree, "--"}})
+		if err != nil {
+			return loop.CommitResult{}, err
+		}
+		sha, err := r.commitTree(ctx, branch, stagedTree, tip, msg)
+		if err != nil {
+			return loop.CommitResult{}, err
+		}
+		return loop.CommitResult{SHA: sha, Stat: parseNumstat(stat.stdout)}, nil
 	}
 	numstat := []string{"diff", "--cached", "-z", "--numstat", "--find-renames", "--no-ext-diff", "--no-textconv",
 		"--ignore-submodules=none"}
@@ -839,11 +858,12 @@ func (r *Repo) Diff(ctx context.Context, from string) (string, error) {
 }
 
 // Stage records the work tree in the index (`git add -A`, .aiwg/ left out)
-// and returns the diff from each commit in froms to it, in order (`git diff
-// --cached`: that is what makes untracked files and renames visible). The
-// diffs run side by side: they only read the index. A Commit with Staged set
-// then commits this index without walking the work tree again, so one
-// iteration stages once and commits what was judged.
+// and returns the diff from each commit in froms to it, in order (staging
+// is what makes untracked files and renames visible). The index is written
+// as a tree once and each diff compares two trees, side by side. A Commit
+// with Staged set then commits that tree without walking the work tree or
+// the index again, so one iteration stages once and commits what was
+// judged.
 func (r *Repo) Stage(ctx context.Context, froms ...string) ([]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -862,12 +882,19 @@ func (r *Repo) Stage(ctx context.Context, froms ...string) ([]string, error) {
 	if err := r.addAll(ctx, state); err != nil {
 		return nil, fmt.Errorf("staging the work tree of %s: %w", r.root, err)
 	}
-	r.staged = true
 	// One check of the repository for the diffs, which then run side by
 	// side without it (guard restores files; it must not run twice at once).
 	if err := r.guard(); err != nil {
 		return nil, err
 	}
+	// The index written as a tree once (the commit reuses it): each diff
+	// is then of two trees and reads only the subtrees that changed, where
+	// a diff against the index would compare every entry.
+	tree, err := r.exec(ctx, gitCall{args: []string{"write-tree"}})
+	if err != nil {
+		return nil, fmt.Errorf("writing the staged tree of %s: %w", r.root, err)
+	}
+	r.staged, r.stagedTree = true, firstLine(tree.stdout)
 	out := make([]string, len(froms))
 	errs := make([]error, len(froms))
 	var wg sync.WaitGroup
@@ -878,7 +905,7 @@ func (r *Repo) Stage(ctx context.Context, froms ...string) ([]string, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i], errs[i] = r.diffCached(ctx, from, state)
+			out[i], errs[i] = r.diffTrees(ctx, from, r.stagedTree, state)
 		}()
 	}
 	wg.Wait()
@@ -893,13 +920,14 @@ func (r *Repo) Stage(ctx context.Context, froms ...string) ([]string, error) {
 	return out, nil
 }
 
-// diffCached is the unified diff from commit from to the index. It runs git
-// without guard: the caller has just checked the repository.
-func (r *Repo) diffCached(ctx context.Context, from string, state []string) (string, error) {
-	args := append([]string{"diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", "--find-renames",
+// diffTrees is the unified diff from commit from to tree (the staged
+// index, written). It runs git without guard: the caller has just checked
+// the repository.
+func (r *Repo) diffTrees(ctx context.Context, from, tree string, state []string) (string, error) {
+	args := append([]string{"diff", "--no-color", "--no-ext-diff", "--no-textconv", "--find-renames",
 		"--diff-algorithm=myers", "--indent-heuristic", "--src-prefix=a/", "--dst-prefix=b/", "--no-relative",
 		"-U3", "--inter-hunk-context=0", "--ignore-submodules=dirty", "-O/dev/null",
-		"--end-of-options", from, "--", "."}, excludeSpecs(state)...)
+		"--end-of-options", from, tree, "--", "."}, excludeSpecs(state)...)
 	res, err := r.exec(ctx, gitCall{args: args})
 	if err != nil {
 		return "", fmt.Errorf("diffing %s against the work tree: %w", from, err)
@@ -1222,32 +1250,12 @@ func validRev(rev string) error {
 	return nil
 }
 
-// validBranch checks a branch name before git does (refs/heads/<name>).
-func validBranch(name string) error {
-	if strings.HasPrefix(name, "-") || strings.HasPrefix(name, "refs/") || !validRefName("refs/heads/"+name) {
-		return fmt.Errorf("branch name %q is not valid: use letters, digits and -_./ (for example agent-loop/fix-tests)", name)
-	}
-	return nil
-}
+// validBranch checks a branch name before git does (refs/heads/<name>),
+// with the same rules the loop's specification checked at preflight.
+func validBranch(name string) error { return refname.Branch(name) }
 
 // validRefName applies git-check-ref-format's rules.
-func validRefName(ref string) bool {
-	if ref == "" || ref == "@" || len(ref) > 1024 || strings.HasSuffix(ref, "/") || strings.HasSuffix(ref, ".") ||
-		strings.Contains(ref, "..") || strings.Contains(ref, "@{") || strings.Contains(ref, "//") {
-		return false
-	}
-	for _, c := range ref {
-		if c < 0x20 || c == 0x7f || strings.ContainsRune(" ~^:?*[\\", c) {
-			return false
-		}
-	}
-	for _, comp := range strings.Split(ref, "/") {
-		if comp == "" || strings.HasPrefix(comp, ".") || strings.HasSuffix(comp, ".lock") {
-			return false
-		}
-	}
-	return true
-}
+func validRefName(ref string) bool { return refname.Check(ref) == nil }
 
 func isHex(s string) bool {
 	for _, c := range s {

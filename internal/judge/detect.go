@@ -603,6 +603,17 @@ func detectFromResults(in loop.JudgeInput, views []*fileView, crit criterion) []
 			Evidence: capEvidence(ev), Baseline: base.Total, Current: cur.Total,
 		})
 	}
+	if base.Known && cur.Known && trusted && cur.Skipped > base.Skipped {
+		ev := touchedTestEvidence(views, crit)
+		if len(ev) == 0 {
+			ev = []loop.Evidence{{Text: fmt.Sprintf("%s reported %d skipped tests at the baseline and %d now", cur.Runner, base.Skipped, cur.Skipped)}}
+		}
+		regs = append(regs, loop.Regression{
+			Type: TestSkipping, Severity: SeverityCritical,
+			Summary:  fmt.Sprintf("skipped tests went from %d to %d", base.Skipped, cur.Skipped),
+			Evidence: capEvidence(ev), Baseline: base.Skipped, Current: cur.Skipped,
+		})
+	}
 	if missing := missingTests(base, cur); len(missing) > 0 && trusted {
 		var ev []loop.Evidence
 		for _, n := range missing {

@@ -2,7 +2,6 @@ package judge
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -62,23 +61,7 @@ func New(opts Options) *Judge {
 // Assess judges one iteration: regressions from the diff against the
 // baseline and from the test results, and the quality score.
 func (j *Judge) Assess(ctx context.Context, in loop.JudgeInput) (loop.Verdict, error) {
-	start := time.Now()
-	defer func() {
-		j.mu.Lock()
-		j.latencies = append(j.latencies, time.Since(start))
-		j.mu.Unlock()
-	}()
-	if err := ctx.Err(); err != nil {
-		return loop.Verdict{}, fmt.Errorf("judging iteration %d: %w", in.Iteration, err)
-	}
-	files, parseErr := ParseDiff(in.BaseDiff)
-	regs := detect(files, in, j.opts.Depends)
-	stepFiles, _ := ParseDiff(in.StepDiff)
-	v := score(in, files, stepFiles, regs)
-	if parseErr != nil {
-		v.Explain = append(v.Explain, fmt.Sprintf("note: the diff was only partly readable (%v); detectors saw %d files", parseErr, len(files)))
-	}
-	return v, nil
+	return j.AssessHeldOut(ctx, in, nil)
 }
 
 // Latencies returns the duration of every Assess call so far, in order

@@ -22,6 +22,7 @@ import (
 	"github.com/aiwg/agent-loop/internal/judge"
 	"github.com/aiwg/agent-loop/internal/loop"
 	"github.com/aiwg/agent-loop/internal/report"
+	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/state"
 	"github.com/aiwg/agent-loop/internal/testreport"
 )
@@ -291,6 +292,7 @@ type benchAgent struct {
 	m         *meter
 	fix       benchFixture
 	floor     bool
+	local     bool // the floor does not push (no remote: the loop without --push)
 	floorWall time.Duration
 	floorCPU  time.Duration
 	floorRuns []time.Duration // the floor's wall time, per iteration
@@ -308,7 +310,9 @@ func (a *benchAgent) Run(ctx context.Context, req loop.AgentRequest) (loop.Agent
 		t0, c0 := time.Now(), cpuNow()
 		benchGit(a.tb, a.fix.floor, "add", "-A")
 		benchGit(a.tb, a.fix.floor, "commit", "-q", "-m", "x")
-		benchGit(a.tb, a.fix.floor, "push", "-q")
+		if !a.local {
+			benchGit(a.tb, a.fix.floor, "push", "-q")
+		}
 		a.floorWall += time.Since(t0)
 		a.floorCPU += cpuNow() - c0
 		a.floorRuns = append(a.floorRuns, time.Since(t0))
@@ -404,17 +408,22 @@ func (t *timedRepo) Push(ctx context.Context, branch string) error {
 }
 
 // newBenchState is a fresh loop's state, as app.Run makes it.
-func newBenchState(id, dir string, maxIt int) *state.State {
+func newBenchState(id, dir string, maxIt int, push bool) *state.State {
 	pid := os.Getpid()
-	tm := 24 * 60
-	return &state.State{
-		Version: state.Version, LoopID: id, Status: state.Running, Task: "make the tests pass", CompletionCriteria: "go test ./...",
+	st := &state.State{
+		Version: state.Version, LoopID: id, Status: state.Running,
 		StartedAt: time.Now().UTC().Truncate(time.Second), PID: &pid, WorkingDirectory: dir,
-		Configuration: state.Configuration{MaxIterations: maxIt, TimeoutMinutes: &tm, AutoTest: true, CheckpointInterval: 1, ExecutionMode: "default"},
+		Configuration: state.Configuration{AutoTest: true, CheckpointInterval: 1, ExecutionMode: "default"},
 		Progress:      state.Progress{CompletionChecks: []state.Check{}}, ReinforcementLevel: "MINIMAL",
-		Harness: state.Harness{Host: state.Hostname(), PIDStart: state.ProcessStart(pid), Provider: "bench", Commit: true, Push: true,
-			RegressionPolicy: "revert", ConfirmRuns: 1, CriterionSource: "flag", Confidence: "given"},
+		Harness: state.Harness{Host: state.Hostname(), PIDStart: state.ProcessStart(pid), Provider: "bench"},
 	}
+	sp := spec.Defaults(spec.DoorCLI).Spec
+	sp.Task = "make the tests pass"
+	sp.Criterion = spec.Criterion{Command: "go test ./...", Workdir: ".", Source: spec.SourceFlag, Confidence: "given"}
+	sp.Limits.MaxIterations, sp.Limits.Timeout = maxIt, 24*time.Hour
+	sp.Publish.Branch, sp.Publish.Push = spec.DefaultBranch(id), push
+	st.SetSpec(sp)
+	return st
 }
 
 func BenchmarkHarnessIteration(b *testing.B) {
@@ -439,10 +448,8 @@ func BenchmarkHarnessIteration(b *testing.B) {
 				Agent: agent, Verifier: &benchVerifier{m: m}, Repo: tr, Judge: judge.New(judge.Options{}),
 				Dir: state.NewDir(fix.harness, id), Registry: state.NewStore(fix.harness),
 				Observer: obs,
-				Opts: loop.Options{Task: "make the tests pass", Criterion: "go test ./...", MaxIterations: b.N,
-					Timeout: 24 * time.Hour, Commit: true, Push: true, Branch: "agent-loop/" + id, ConfirmRuns: 1},
 			}
-			out, err := eng.Run(context.Background(), newBenchState(id, fix.harness, b.N))
+			out, err := eng.Run(context.Background(), newBenchState(id, fix.harness, b.N, true))
 			m.stop()
 			if err != nil {
 				b.Fatal(err)
@@ -463,6 +470,102 @@ func BenchmarkHarnessIteration(b *testing.B) {
 			b.ReportMetric(perOp(b.Elapsed()-tr.diff-tr.commit-tr.push), "rest-ms/op")
 		})
 	}
+}
+
+// BenchmarkLocalIteration is the harness's marginal cost of one iteration
+// without a remote (no --push), at 10,000 tracked files: a whole loop of 8
+// iterations minus a whole loop of 2 (so the baseline, the branch and the
+// publishing at the end, which every loop pays once, cancel), divided by
+// 6, with the agent and the check excluded. The floor is the same for `git
+// add -A && git commit` on the twin repository, run inside each agent turn
+// (interleaved, so a busy neighbour slows both). x-floor is the ratio of
+// the marginal costs; the target is 1.2x. Each of the b.N repetitions runs
+// both loops on a reset fixture.
+func BenchmarkLocalIteration(b *testing.B) {
+	const n, short, long = 10000, 2, 8
+	fix := openFixture(b, n)
+	defer fix.reset(b)
+	b.StopTimer()
+	// One repetition: both loops on a reset fixture; its marginal costs.
+	type measured struct{ harness, floor, stage, commit, fixed time.Duration }
+	var reps []measured
+	// Each iteration of the loops of 8 (from the third: the first two pay
+	// the loop's start), and the floor's iteration beside it.
+	var itHarness, itFloor []time.Duration
+	for rep := 0; rep < b.N; rep++ {
+		var loops [2]measured
+		for k, iters := range []int{short, long} {
+			fix.reset(b)
+			m := &meter{b: b}
+			repo, err := gitrepo.Open(fix.harness, gitrepo.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			tr := &timedRepo{Repo: repo, m: m}
+			agent := &benchAgent{tb: b, m: m, fix: fix, floor: true, local: true}
+			id := state.NewLoopID("bench local iteration")
+			eng := &loop.Engine{
+				Agent: agent, Verifier: &benchVerifier{m: m}, Repo: tr, Judge: judge.New(judge.Options{}),
+				Dir: state.NewDir(fix.harness, id), Registry: state.NewStore(fix.harness),
+			}
+			st := newBenchState(id, fix.harness, iters, false)
+			var marks []time.Duration
+			eng.Observer = observerFunc(func(ev loop.Event) {
+				if ev.Kind == loop.EventIteration {
+					marks = append(marks, m.elapsed())
+				}
+			})
+			m.start()
+			out, err := eng.Run(context.Background(), st)
+			m.stop()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if out.Iterations != iters {
+				b.Fatalf("the loop stopped after %d of %d iterations: %s: %s", out.Iterations, iters, out.Status, out.StopReason)
+			}
+			loops[k] = measured{harness: m.wall, floor: agent.floorWall, stage: tr.diff, commit: tr.commit}
+			if iters == long {
+				for i := short; i < long; i++ {
+					itHarness, itFloor = append(itHarness, marks[i]-marks[i-1]), append(itFloor, agent.floorRuns[i])
+				}
+			}
+		}
+		per := func(f func(measured) time.Duration) time.Duration {
+			return (f(loops[1]) - f(loops[0])) / (long - short)
+		}
+		reps = append(reps, measured{
+			harness: per(func(x measured) time.Duration { return x.harness }),
+			floor:   per(func(x measured) time.Duration { return x.floor }),
+			stage:   per(func(x measured) time.Duration { return x.stage }),
+			commit:  per(func(x measured) time.Duration { return x.commit }),
+			// What every loop pays once: the loop of 2 less its 2 iterations.
+			fixed: loops[0].harness - short*per(func(x measured) time.Duration { return x.harness }),
+		})
+	}
+	ms := func(f func(measured) time.Duration) float64 {
+		var sum time.Duration
+		for _, r := range reps {
+			sum += f(r)
+		}
+		return float64(sum.Microseconds()) / 1000 / float64(len(reps))
+	}
+	h, f := ms(func(r measured) time.Duration { return r.harness }), ms(func(r measured) time.Duration { return r.floor })
+	b.ReportMetric(h, "ms/iteration")
+	b.ReportMetric(f, "floor-ms/iteration")
+	b.ReportMetric(h/f, "x-floor")
+	var hs, fs []time.Duration
+	for _, r := range reps {
+		hs, fs = append(hs, r.harness), append(fs, r.floor)
+	}
+	// A busy neighbour during one repetition moves the mean, not this.
+	b.ReportMetric(medianRatio(hs, fs), "x-floor-median")
+	// The same question asked of each iteration: a noisy start of one loop
+	// (the judge's baseline reads every file) does not move it.
+	b.ReportMetric(medianRatio(itHarness, itFloor), "x-floor-per-iteration")
+	b.ReportMetric(ms(func(r measured) time.Duration { return r.stage }), "stage-ms/iteration")
+	b.ReportMetric(ms(func(r measured) time.Duration { return r.commit }), "commit-ms/iteration")
+	b.ReportMetric(ms(func(r measured) time.Duration { return r.fixed }), "fixed-ms/loop")
 }
 
 // medianRatio is the median of h[i]/f[i]: one slow push on a shared
@@ -558,7 +661,7 @@ func BenchmarkPromptFeedback(b *testing.B) {
 			}
 			rec := loop.Record{Iteration: 3, Check: loop.CheckResult{ExitCode: 1, Output: tc.out, Tests: sum},
 				Agent: loop.AgentResult{Message: "I fixed the tokenizer's end-of-input handling."}, Stat: loop.DiffStat{Files: 2}}
-			prompt := loop.BuildPrompt(loop.PromptInput{Task: "Make the parser tests pass", Criterion: "go test ./...", Workdir: ".",
+			prompt := loop.BuildPrompt(loop.PromptInput{Task: "Make the parser tests pass", Criterion: spec.Criterion{Command: "go test ./...", Workdir: "."},
 				Iteration: 4, MaxIterations: 10, Records: []loop.Record{rec}, Guidance: loop.Guidance{Level: "MINIMAL"}, FeedbackBytes: 8 << 10})
 			sec := section(prompt, "# Result of the check")
 			b.ReportMetric(float64(len(tc.out)), "output-bytes")
@@ -652,10 +755,8 @@ func stateGrowth(b *testing.B, iterations int, points []int) map[int]map[string]
 	eng := &loop.Engine{
 		Agent: agent, Verifier: &benchVerifier{m: m}, Repo: repo, Judge: judge.New(judge.Options{}),
 		Dir: d, Registry: state.NewStore(dir), Observer: obs,
-		Opts: loop.Options{Task: "make the tests pass", Criterion: "go test ./...", MaxIterations: iterations,
-			Timeout: 24 * time.Hour, Commit: true, Branch: "agent-loop/" + id, ConfirmRuns: 1},
 	}
-	out, err := eng.Run(context.Background(), newBenchState(id, dir, iterations))
+	out, err := eng.Run(context.Background(), newBenchState(id, dir, iterations, false))
 	if err != nil {
 		b.Fatal(err)
 	}

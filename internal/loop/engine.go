@@ -14,69 +14,43 @@ import (
 	"time"
 
 	"github.com/aiwg/agent-loop/internal/crashpoint"
+	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/state"
 	"github.com/aiwg/agent-loop/internal/testreport"
 )
 
-// Options are the loop's settings (from config.Config, resolved).
-type Options struct {
-	Task      string
-	Criterion string
-	Workdir   string // relative to the repository root
-
-	MaxIterations    int
-	Timeout          time.Duration
-	IterationTimeout time.Duration
-	IdleTimeout      time.Duration
-	CheckTimeout     time.Duration
-	// PublishMargin is kept from the wall timeout to publish the result.
-	PublishMargin time.Duration
-
-	Commit  bool
-	Push    bool
-	Branch  string
-	Exclude []string // path prefixes kept out of commits (action mode: .github/workflows/)
-
-	BudgetUSD float64
-	MaxTokens int64
-
-	ConfirmRuns      int
-	RegressionPolicy string // revert, warn, fail, human-gate
-
-	Model    string
-	MaxTurns int
-
-	RateLimitRetries int
-	RateLimitBackoff time.Duration
-	FeedbackBytes    int
-	HeartbeatEvery   time.Duration
-	ControlPoll      time.Duration
+// Tuning holds the engine's own constants, which are not parameters of a
+// loop (the loop's settings are its Spec, in the state); tests shorten them.
+// The zero value means the defaults.
+type Tuning struct {
+	// PublishMargin is kept from the wall timeout to publish the result
+	// (default: a tenth of the timeout, at most 2 minutes).
+	PublishMargin    time.Duration
+	RateLimitRetries int           // default 5
+	RateLimitBackoff time.Duration // default 5 s, doubled per retry
+	FeedbackBytes    int           // prompt budget of the last check's output (default 8 KiB)
+	HeartbeatEvery   time.Duration // default state.HeartbeatInterval
+	ControlPoll      time.Duration // how often pause/abort requests are read (default 500 ms)
 }
 
-func (o *Options) defaults() {
-	if o.PublishMargin == 0 {
-		o.PublishMargin = min(2*time.Minute, o.Timeout/10)
+func (t *Tuning) defaults(timeout time.Duration) {
+	if t.PublishMargin == 0 {
+		t.PublishMargin = min(2*time.Minute, timeout/10)
 	}
-	if o.RateLimitRetries == 0 {
-		o.RateLimitRetries = 5
+	if t.RateLimitRetries == 0 {
+		t.RateLimitRetries = 5
 	}
-	if o.RateLimitBackoff == 0 {
-		o.RateLimitBackoff = 5 * time.Second
+	if t.RateLimitBackoff == 0 {
+		t.RateLimitBackoff = 5 * time.Second
 	}
-	if o.FeedbackBytes == 0 {
-		o.FeedbackBytes = 8 << 10
+	if t.FeedbackBytes == 0 {
+		t.FeedbackBytes = 8 << 10
 	}
-	if o.HeartbeatEvery == 0 {
-		o.HeartbeatEvery = state.HeartbeatInterval
+	if t.HeartbeatEvery == 0 {
+		t.HeartbeatEvery = state.HeartbeatInterval
 	}
-	if o.ControlPoll == 0 {
-		o.ControlPoll = 500 * time.Millisecond
-	}
-	if o.RegressionPolicy == "" {
-		o.RegressionPolicy = "revert"
-	}
-	if o.Workdir == "" {
-		o.Workdir = "."
+	if t.ControlPoll == 0 {
+		t.ControlPoll = 500 * time.Millisecond
 	}
 }
 
@@ -115,18 +89,6 @@ type Outcome struct {
 	ConfigError error
 }
 
-// ExitCode is 0 for completed, 2 for a configuration error, 1 otherwise.
-func (o Outcome) ExitCode() int {
-	switch {
-	case o.ConfigError != nil:
-		return ExitConfig
-	case o.Status == state.Completed:
-		return ExitCompleted
-	default:
-		return ExitNotCompleted
-	}
-}
-
 // Engine runs one loop.
 type Engine struct {
 	Agent    Agent
@@ -146,8 +108,9 @@ type Engine struct {
 	// secrets never reach the disk.
 	Redact func(io.Writer) io.WriteCloser
 	Now    func() time.Time
-	Opts   Options
+	Tuning Tuning
 
+	spec           spec.Spec // the loop's, from the state: read, never changed
 	st             *state.State
 	records        []Record
 	baseline       BaselineMetrics
@@ -175,13 +138,15 @@ func (e *Engine) logf(format string, args ...any) {
 var errInterrupted = errors.New("interrupted")
 
 // Run runs (or resumes) the loop whose state st the caller created and
-// registered. It returns when the loop stops; the state on disk is final.
+// registered, as its Spec (st.Harness.Spec) says. It returns when the loop
+// stops; the state on disk is final.
 func (e *Engine) Run(ctx context.Context, st *state.State) (Outcome, error) {
-	e.Opts.defaults()
+	e.spec = st.Harness.Spec.Clone()
+	e.Tuning.defaults(e.spec.Limits.Timeout)
 	e.st = st
 	e.Dir.RemoveTemp() // left by writes a crash cut short; this process owns the loop now
 	start := e.now()
-	deadline := start.Add(e.Opts.Timeout)
+	deadline := start.Add(e.spec.Limits.Timeout)
 	var err error
 	if e.analytics, err = e.Dir.LoadAnalytics(); err != nil {
 		return Outcome{}, err
@@ -212,7 +177,7 @@ func (e *Engine) Run(ctx context.Context, st *state.State) (Outcome, error) {
 
 	// The iterations: a plain bounded for.
 	var stop stopReason
-	for n := e.lastIteration() + 1; n <= e.Opts.MaxIterations; n++ {
+	for n := e.lastIteration() + 1; n <= e.spec.Limits.MaxIterations; n++ {
 		if stop = e.beforeIteration(ctx, deadline); stop.set() {
 			break
 		}
@@ -221,8 +186,8 @@ func (e *Engine) Run(ctx context.Context, st *state.State) (Outcome, error) {
 		}
 	}
 	if !stop.set() {
-		stop = stopReason{status: state.Failed, reason: fmt.Sprintf("reached the maximum of %d iterations without passing the check", e.Opts.MaxIterations)}
-		if e.lastIteration() < e.Opts.MaxIterations {
+		stop = stopReason{status: state.Failed, reason: fmt.Sprintf("reached the maximum of %d iterations without passing the check", e.spec.Limits.MaxIterations)}
+		if e.lastIteration() < e.spec.Limits.MaxIterations {
 			stop.reason = fmt.Sprintf("stopped after iteration %d", e.lastIteration())
 		}
 	}
@@ -252,7 +217,7 @@ func (e *Engine) begin(ctx context.Context) (Outcome, bool, error) {
 	e.st.Harness.OriginalBranch = branch
 	e.st.Harness.BaseSHA = sha
 	e.st.Harness.HeadSHA = sha
-	e.logf("baseline: running %q on %s", e.Opts.Criterion, short(sha))
+	e.logf("baseline: running %q on %s", e.spec.Criterion.Command, short(sha))
 	check, err := e.runCheck(ctx, 0, time.Time{})
 	if err != nil {
 		return Outcome{}, true, err
@@ -276,19 +241,19 @@ func (e *Engine) begin(ctx context.Context) (Outcome, bool, error) {
 		out, err := e.finish(stopReason{status: state.Completed, reason: "the completion check already passes on the starting commit: nothing to do (0 iterations)"})
 		return out, true, err
 	}
-	if e.Opts.Commit {
+	if e.spec.Publish.Commit {
 		// The baseline and the user's branch are on disk before the loop
 		// branch exists: a crash in between resumes by starting the branch
 		// (reconcile) instead of mistaking the loop branch for the user's.
 		if err := e.save(); err != nil {
 			return Outcome{}, true, err
 		}
-		if err := e.Repo.StartBranch(local, e.Opts.Branch, sha); err != nil {
+		if err := e.Repo.StartBranch(local, e.spec.Publish.Branch, sha); err != nil {
 			return Outcome{}, true, err
 		}
-		e.st.Harness.Branch = e.Opts.Branch
+		e.st.Harness.Branch = e.spec.Publish.Branch
 		crashpoint.Hit("branch-started")
-		e.logf("working on branch %s (your branch %s does not move)", e.Opts.Branch, orDetached(branch))
+		e.logf("working on branch %s (your branch %s does not move)", e.spec.Publish.Branch, orDetached(branch))
 	}
 	if err := e.save(); err != nil {
 		return Outcome{}, true, err
@@ -320,14 +285,14 @@ func (e *Engine) beforeIteration(ctx context.Context, deadline time.Time) stopRe
 	if e.pause {
 		return stopReason{status: state.Paused, reason: "paused by request; continue with `agent-loop resume " + e.st.LoopID + "`"}
 	}
-	if left := deadline.Sub(e.now()) - e.Opts.PublishMargin; left < 10*time.Second {
-		return stopReason{status: state.Failed, reason: fmt.Sprintf("wall timeout of %s reached", e.Opts.Timeout)}
+	if left := deadline.Sub(e.now()) - e.Tuning.PublishMargin; left < 10*time.Second {
+		return stopReason{status: state.Failed, reason: fmt.Sprintf("wall timeout of %s reached", e.spec.Limits.Timeout)}
 	}
-	if e.Opts.BudgetUSD > 0 && e.st.Metrics.TotalCostUSD >= e.Opts.BudgetUSD {
-		return stopReason{status: state.Failed, reason: fmt.Sprintf("budget of $%.2f spent ($%.2f)", e.Opts.BudgetUSD, e.st.Metrics.TotalCostUSD)}
+	if e.spec.Limits.BudgetUSD > 0 && e.st.Metrics.TotalCostUSD >= e.spec.Limits.BudgetUSD {
+		return stopReason{status: state.Failed, reason: fmt.Sprintf("budget of $%.2f spent ($%.2f)", e.spec.Limits.BudgetUSD, e.st.Metrics.TotalCostUSD)}
 	}
-	if e.Opts.MaxTokens > 0 && e.st.Metrics.TotalTokens >= e.Opts.MaxTokens {
-		return stopReason{status: state.Failed, reason: fmt.Sprintf("token budget of %d spent (%d)", e.Opts.MaxTokens, e.st.Metrics.TotalTokens)}
+	if e.spec.Limits.MaxTokens > 0 && e.st.Metrics.TotalTokens >= e.spec.Limits.MaxTokens {
+		return stopReason{status: state.Failed, reason: fmt.Sprintf("token budget of %d spent (%d)", e.spec.Limits.MaxTokens, e.st.Metrics.TotalTokens)}
 	}
 	if g := e.st.Harness.PendingGate; g != nil && g.Decision == "" {
 		return stopReason{status: state.Paused, reason: "waiting for a person to approve or reject iteration " + strconv.Itoa(g.Iteration)}
@@ -351,9 +316,9 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 		return stopReason{status: state.Failed, reason: "stalled: " + guide.Stall}
 	}
 	prompt := BuildPrompt(PromptInput{
-		Task: e.Opts.Task, Criterion: e.Opts.Criterion, Workdir: e.Opts.Workdir,
-		Iteration: n, MaxIterations: e.Opts.MaxIterations, Records: e.records,
-		Baseline: e.baseline.Check, Guidance: guide, FeedbackBytes: e.Opts.FeedbackBytes,
+		Task: e.spec.Task, Criterion: e.spec.Criterion,
+		Iteration: n, MaxIterations: e.spec.Limits.MaxIterations, Records: e.records,
+		Baseline: e.baseline.Check, Guidance: guide, FeedbackBytes: e.Tuning.FeedbackBytes,
 	})
 	promptFile := e.Dir.File("prompt.md")
 	lastOut := e.Dir.File("last-output.txt")
@@ -386,22 +351,22 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 	transcript := e.redacted(tf)
 	defer transcript.Close()
 
-	e.logf("iteration %d/%d: running %s", n, e.Opts.MaxIterations, e.Agent.Name())
+	e.logf("iteration %d/%d: running %s", n, e.spec.Limits.MaxIterations, e.Agent.Name())
 	itCtx, cancelIt := context.WithCancel(ctx)
 	defer cancelIt()
 	stopWatch := e.watchControl(itCtx, cancelIt)
-	agentTimeout := deadline.Sub(e.now()) - e.Opts.PublishMargin
-	if e.Opts.IterationTimeout > 0 && e.Opts.IterationTimeout < agentTimeout {
-		agentTimeout = e.Opts.IterationTimeout
+	agentTimeout := deadline.Sub(e.now()) - e.Tuning.PublishMargin
+	if e.spec.Limits.IterationTimeout > 0 && e.spec.Limits.IterationTimeout < agentTimeout {
+		agentTimeout = e.spec.Limits.IterationTimeout
 	}
 	req := AgentRequest{
-		LoopID: e.st.LoopID, Iteration: n, Task: e.Opts.Task, Criterion: e.Opts.Criterion,
+		LoopID: e.st.LoopID, Iteration: n, Task: e.spec.Task, Criterion: e.spec.Criterion.Command,
 		Prompt: prompt, PromptFile: promptFile, LastOutputFile: lastOut, Dir: e.Repo.Root(),
 		Env: e.Env, Output: agentOut, Transcript: transcript,
-		Timeout: agentTimeout, IdleTimeout: e.Opts.IdleTimeout, Model: e.Opts.Model, MaxTurns: e.Opts.MaxTurns,
+		Timeout: agentTimeout, IdleTimeout: e.spec.Limits.IdleTimeout, Model: e.spec.Agent.Model, MaxTurns: e.spec.Agent.MaxTurns,
 	}
-	if e.Opts.BudgetUSD > 0 {
-		req.BudgetUSD = max(e.Opts.BudgetUSD-e.st.Metrics.TotalCostUSD, 0.01)
+	if e.spec.Limits.BudgetUSD > 0 {
+		req.BudgetUSD = max(e.spec.Limits.BudgetUSD-e.st.Metrics.TotalCostUSD, 0.01)
 	}
 	ar, retries, err := e.runAgent(itCtx, req)
 	// The agent's output ends here: its kept tail goes to the log before
@@ -456,7 +421,7 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 
 	judgeStart := time.Now()
 	verdict, err := e.Judge.Assess(local, JudgeInput{
-		Iteration: n, Criterion: e.Opts.Criterion, Baseline: e.baseline,
+		Iteration: n, Criterion: e.spec.Criterion.Command, Baseline: e.baseline,
 		BaseDiff: baseDiff, StepDiff: stepDiff, Check: check, Agent: ar, History: e.records,
 	})
 	if err != nil {
@@ -470,18 +435,18 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 		Rejected:    verdict.Critical(), Level: guide.Level,
 	}
 	waitPush := func() bool { return false }
-	if e.Opts.Commit {
+	if e.spec.Publish.Commit {
 		crashpoint.Hit("before-commit")
 		cr, err := e.Repo.Commit(local, CommitRequest{
 			Subject: fmt.Sprintf("agent-loop: iteration %d (check %s)", n, passFail(check.Passed)),
-			Body:    commitBody(e.Opts.Task, rec),
+			Body:    commitBody(e.spec.Task, rec),
 			Trailers: []Trailer{
 				{Key: "Agent-Loop-Id", Value: e.st.LoopID},
 				{Key: "Agent-Loop-Iteration", Value: strconv.Itoa(n)},
 				{Key: "Agent-Loop-Check", Value: passFail(check.Passed)},
 				{Key: "Agent-Loop-Score", Value: strconv.FormatFloat(verdict.Score, 'f', 0, 64)},
 			},
-			Exclude: e.Opts.Exclude,
+			Exclude: e.spec.Publish.Exclude,
 			Staged:  true,
 		})
 		if err != nil {
@@ -536,14 +501,14 @@ func (e *Engine) runAgent(ctx context.Context, req AgentRequest) (AgentResult, i
 	retries := 0
 	for {
 		ar, err := e.Agent.Run(ctx, req)
-		if err != nil || ar.Class != ClassRateLimit || retries >= e.Opts.RateLimitRetries || ctx.Err() != nil {
+		if err != nil || ar.Class != ClassRateLimit || retries >= e.Tuning.RateLimitRetries || ctx.Err() != nil {
 			return ar, retries, err
 		}
 		retries++
-		wait := e.Opts.RateLimitBackoff << (retries - 1)
+		wait := e.Tuning.RateLimitBackoff << (retries - 1)
 		wait = min(wait, 2*time.Minute)
 		wait += time.Duration(rand.Int64N(int64(wait)/2 + 1))
-		e.logf("iteration %d: rate limited (%s); retrying in %s (%d/%d)", req.Iteration, ar.Detail, wait.Round(time.Second), retries, e.Opts.RateLimitRetries)
+		e.logf("iteration %d: rate limited (%s); retrying in %s (%d/%d)", req.Iteration, ar.Detail, wait.Round(time.Second), retries, e.Tuning.RateLimitRetries)
 		select {
 		case <-ctx.Done():
 			return ar, retries, nil
@@ -563,17 +528,17 @@ func (e *Engine) runCheck(ctx context.Context, n int, deadline time.Time) (Check
 	defer logf.Close()
 	checkOut, endCheckOut := e.teeAgent(logf)
 	defer endCheckOut()
-	timeout := e.Opts.CheckTimeout
+	timeout := e.spec.Limits.CheckTimeout
 	if !deadline.IsZero() {
-		if left := deadline.Sub(e.now()) - e.Opts.PublishMargin/2; timeout == 0 || left < timeout {
+		if left := deadline.Sub(e.now()) - e.Tuning.PublishMargin/2; timeout == 0 || left < timeout {
 			timeout = max(left, 30*time.Second)
 		}
 	}
 	req := CheckRequest{
-		Command: e.Opts.Criterion, Dir: filepath.Join(e.Repo.Root(), e.Opts.Workdir),
+		Command: e.spec.Criterion.Command, Dir: filepath.Join(e.Repo.Root(), e.spec.Criterion.Workdir),
 		Env: e.Env, Timeout: timeout, Output: checkOut,
 	}
-	fmt.Fprintf(logf, "\n--- completion check: %s\n", e.Opts.Criterion)
+	fmt.Fprintf(logf, "\n--- completion check: %s\n", e.spec.Criterion.Command)
 	res, err := e.Verifier.Check(ctx, req)
 	if err != nil {
 		return res, fmt.Errorf("running the completion check: %w", err)
@@ -581,7 +546,7 @@ func (e *Engine) runCheck(ctx context.Context, n int, deadline time.Time) (Check
 	flips := map[string]bool{}
 	confirm := func(first CheckResult, runs int) CheckResult {
 		for i := 0; i < runs && ctx.Err() == nil; i++ {
-			fmt.Fprintf(logf, "\n--- confirmation run %d: %s\n", i+1, e.Opts.Criterion)
+			fmt.Fprintf(logf, "\n--- confirmation run %d: %s\n", i+1, e.spec.Criterion.Command)
 			again, err := e.Verifier.Check(ctx, req)
 			if err != nil {
 				break
@@ -598,8 +563,8 @@ func (e *Engine) runCheck(ctx context.Context, n int, deadline time.Time) (Check
 		}
 		return first
 	}
-	if n > 0 && res.Passed && e.Opts.ConfirmRuns > 0 {
-		res = confirm(res, e.Opts.ConfirmRuns)
+	if n > 0 && res.Passed && e.spec.Policy.ConfirmRuns > 0 {
+		res = confirm(res, e.spec.Policy.ConfirmRuns)
 	} else if n > 0 && !res.Passed && e.baseline.Check.Tests.Known {
 		// A baseline-passing test failing for the first time: run once more
 		// to tell flakiness from breakage.
@@ -635,11 +600,11 @@ func (e *Engine) applyPolicy(ctx context.Context, rec Record) stopReason {
 	rc.ProtocolSteps.Diagnose = &state.DiagnoseStep{ExecutedAt: now, RootCause: diagnose(rec.Verdict), Confidence: 0.9}
 	outcome := "escalated"
 	var stop stopReason
-	switch e.Opts.RegressionPolicy {
+	switch e.spec.Policy.Regression {
 	case "revert":
 		target, label := e.revertTarget()
 		changes := []string{"work tree reset to " + label, "next prompt names the rejected change and forbids it"}
-		if !e.Opts.Commit && target == e.st.Harness.BaseSHA && e.st.Harness.Baseline != nil {
+		if !e.spec.Publish.Commit && target == e.st.Harness.BaseSHA && e.st.Harness.Baseline != nil {
 			// Without commits, resetting would discard the user's own
 			// uncommitted changes: warn instead.
 			changes = []string{"not reset (--no-commit): the next prompt names the rejected change"}
@@ -767,7 +732,7 @@ func (e *Engine) watchControl(ctx context.Context, cancel context.CancelFunc) fu
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(e.Opts.ControlPoll)
+		t := time.NewTicker(e.Tuning.ControlPoll)
 		defer t.Stop()
 		for {
 			select {
@@ -808,7 +773,7 @@ func (e *Engine) heartbeat() func() {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(e.Opts.HeartbeatEvery)
+		t := time.NewTicker(e.Tuning.HeartbeatEvery)
 		defer t.Stop()
 		for {
 			select {
@@ -900,13 +865,13 @@ func (e *Engine) push(ctx context.Context) { e.startPush(ctx)() }
 // repository or the state's push errors until it has been called.
 func (e *Engine) startPush(ctx context.Context) func() bool {
 	p, ok := e.Repo.(Pusher)
-	if !e.Opts.Push || !ok {
+	if !e.spec.Publish.Push || !ok {
 		return func() bool { return false }
 	}
 	done := make(chan error, 1)
 	go func() {
 		crashpoint.Hit("push")
-		err := p.Push(ctx, e.Opts.Branch)
+		err := p.Push(ctx, e.spec.Publish.Branch)
 		crashpoint.Hit("after-push")
 		done <- err
 	}()
@@ -919,7 +884,7 @@ func (e *Engine) startPush(ctx context.Context) func() bool {
 		e.mu.Lock()
 		e.st.Harness.PushErrors = append(e.st.Harness.PushErrors, msg)
 		e.mu.Unlock()
-		e.logf("push of %s failed (the commit is kept locally and pushed again later): %v", e.Opts.Branch, err)
+		e.logf("push of %s failed (the commit is kept locally and pushed again later): %v", e.spec.Publish.Branch, err)
 		return true
 	})
 }
@@ -1004,10 +969,3 @@ func oneLine(s string, max int) string {
 	}
 	return s
 }
-
-// Exit codes of the CLI and the Action (DESIGN.md): one place.
-const (
-	ExitCompleted    = 0 // the criterion was verified by the harness
-	ExitNotCompleted = 1 // max iterations, timeout, budget, stall, failed, aborted, paused
-	ExitConfig       = 2 // bad input or configuration; nothing was started
-)

@@ -13,6 +13,7 @@ import (
 	"github.com/aiwg/agent-loop/internal/gitrepo"
 	"github.com/aiwg/agent-loop/internal/loop"
 	"github.com/aiwg/agent-loop/internal/schemas"
+	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/state"
 	"github.com/aiwg/agent-loop/internal/testreport"
 )
@@ -104,21 +105,31 @@ func newRepo(t *testing.T) (string, *gitrepo.Repo) {
 	return dir, r
 }
 
-func newEngine(t *testing.T, dir string, repo *gitrepo.Repo, agent loop.Agent, j loop.Judge, tune func(*loop.Options)) (*loop.Engine, *state.State) {
+// testSpec is the Spec of the engine tests' loops.
+func testSpec(id string) spec.Spec {
+	sp := spec.Defaults(spec.DoorCLI).Spec
+	sp.Task = "fix"
+	sp.Criterion = spec.Criterion{Command: "check", Workdir: ".", Source: spec.SourceFlag, Confidence: "given"}
+	sp.Limits.MaxIterations, sp.Limits.Timeout = 5, time.Minute
+	sp.Publish.Branch = spec.DefaultBranch(id)
+	return sp
+}
+
+func newEngine(t *testing.T, dir string, repo *gitrepo.Repo, agent loop.Agent, j loop.Judge, tune func(*spec.Spec)) (*loop.Engine, *state.State) {
 	t.Helper()
 	id := "ralph-engine-test-0000000" + "1"
 	pid := os.Getpid()
-	st := &state.State{Version: state.Version, LoopID: id, Status: state.Running, Task: "fix", CompletionCriteria: "check",
+	st := &state.State{Version: state.Version, LoopID: id, Status: state.Running,
 		StartedAt: time.Now().UTC(), PID: &pid, WorkingDirectory: dir, ReinforcementLevel: "MINIMAL",
-		Configuration: state.Configuration{MaxIterations: 5, CheckpointInterval: 1, ExecutionMode: "default"},
-		Harness:       state.Harness{Commit: true, Host: state.Hostname()}}
-	opts := loop.Options{Task: "fix", Criterion: "check", MaxIterations: 5, Timeout: time.Minute, Commit: true,
-		Branch: "agent-loop/" + id, ConfirmRuns: 1, RegressionPolicy: "revert", RateLimitBackoff: time.Millisecond, ControlPoll: 10 * time.Millisecond}
+		Configuration: state.Configuration{CheckpointInterval: 1, ExecutionMode: "default"},
+		Harness:       state.Harness{Host: state.Hostname()}}
+	sp := testSpec(id)
 	if tune != nil {
-		tune(&opts)
+		tune(&sp)
 	}
+	st.SetSpec(sp)
 	e := &loop.Engine{Agent: agent, Verifier: &fileCheck{}, Repo: repo, Judge: j, Dir: state.NewDir(dir, id),
-		Registry: state.NewStore(dir), Opts: opts}
+		Registry: state.NewStore(dir), Tuning: loop.Tuning{RateLimitBackoff: time.Millisecond, ControlPoll: 10 * time.Millisecond}}
 	if err := e.Registry.Register(st); err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +179,7 @@ func TestCheatIsRejectedAndReverted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Status != state.Completed || out.Best != 2 || out.Iterations != 2 || out.ExitCode() != 0 {
+	if out.Status != state.Completed || out.Best != 2 || out.Iterations != 2 || out.ConfigError != nil {
 		t.Fatalf("outcome = %+v", out)
 	}
 	got := validState(t, e.Dir)
@@ -189,7 +200,7 @@ func TestBudgetStopsAndKeepsBest(t *testing.T) {
 		writeFile(req.Dir, "notes", req.Prompt)
 		return loop.AgentResult{CostUSD: 0.6}, nil
 	})
-	e, st := newEngine(t, dir, repo, agent, fakeJudge{}, func(o *loop.Options) { o.BudgetUSD = 1 })
+	e, st := newEngine(t, dir, repo, agent, fakeJudge{}, func(sp *spec.Spec) { sp.Limits.BudgetUSD = 1 })
 	out, err := e.Run(context.Background(), st)
 	if err != nil {
 		t.Fatal(err)
@@ -231,7 +242,7 @@ func TestAuthErrorIsConfigError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.ExitCode() != loop.ExitConfig || !strings.Contains(out.StopReason, "ANTHROPIC_API_KEY") {
+	if out.ConfigError == nil || !strings.Contains(out.StopReason, "ANTHROPIC_API_KEY") {
 		t.Fatalf("outcome = %+v", out)
 	}
 	got := validState(t, e.Dir)
@@ -297,7 +308,7 @@ func TestHumanGatePauses(t *testing.T) {
 		writeFile(req.Dir, "fixed", "yes\n")
 		return loop.AgentResult{}, nil
 	})
-	e, st := newEngine(t, dir, repo, agent, fakeJudge{cheat: map[int]bool{1: true}}, func(o *loop.Options) { o.RegressionPolicy = "human-gate" })
+	e, st := newEngine(t, dir, repo, agent, fakeJudge{cheat: map[int]bool{1: true}}, func(sp *spec.Spec) { sp.Policy.Regression = "human-gate" })
 	out, err := e.Run(context.Background(), st)
 	if err != nil {
 		t.Fatal(err)

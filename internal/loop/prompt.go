@@ -4,20 +4,45 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/testreport"
 )
 
 // PromptInput is what the prompt of one iteration is built from.
 type PromptInput struct {
-	Task          string
-	Criterion     string
-	Workdir       string
+	Task string
+	// Criterion is the loop's: the command, where it runs, what it
+	// depends on.
+	Criterion     spec.Criterion
 	Iteration     int
 	MaxIterations int
 	Records       []Record
 	Baseline      CheckResult
 	Guidance      Guidance
 	FeedbackBytes int
+}
+
+// dependsNote names what the check depends on: the files the agent must
+// leave as they are for its result to count.
+func dependsNote(d spec.Depends) string {
+	var parts []string
+	for _, t := range d.Targets {
+		parts = append(parts, "`"+t+"`")
+	}
+	for _, f := range d.Files {
+		parts = append(parts, "`"+f+"`")
+	}
+	var b strings.Builder
+	if len(parts) > 0 {
+		fmt.Fprintf(&b, "The check depends on %s: change them only if the task itself is about them.", strings.Join(capList(parts, 12), ", "))
+	}
+	if d.Runner != "" {
+		if b.Len() > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(&b, "Its tests run with %s.", d.Runner)
+	}
+	return b.String() + "\n\n"
 }
 
 // BuildPrompt writes the prompt of one iteration: the task, how completion is
@@ -29,11 +54,14 @@ func BuildPrompt(in PromptInput) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Task\n\n%s\n\n", strings.TrimSpace(in.Task))
 	b.WriteString("# How completion is verified\n\n")
-	fmt.Fprintf(&b, "After you stop, the harness itself runs this command in `%s` and the task is done only when it exits 0:\n\n", in.Workdir)
-	fmt.Fprintf(&b, "```sh\n%s\n```\n\n", in.Criterion)
+	fmt.Fprintf(&b, "After you stop, the harness itself runs this command in `%s` and the task is done only when it exits 0:\n\n", in.Criterion.Workdir)
+	fmt.Fprintf(&b, "```sh\n%s\n```\n\n", in.Criterion.Command)
 	b.WriteString("Fix the code so that the command passes. Do not delete, skip or weaken tests, do not change the command's own " +
 		"configuration (test config, CI workflows, the test script), and do not suppress errors: such changes are detected and the " +
 		"iteration is rejected. Do not commit; the harness commits your changes.\n\n")
+	if d := in.Criterion.Depends; !d.Empty() {
+		b.WriteString(dependsNote(d))
+	}
 	fmt.Fprintf(&b, "This is iteration %d of at most %d.\n\n", in.Iteration, in.MaxIterations)
 
 	var last *Record

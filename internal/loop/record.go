@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aiwg/agent-loop/internal/crashpoint"
@@ -20,20 +22,28 @@ import (
 // outputKeep is how much of a check's output the state keeps per check.
 const outputKeep = 2000
 
-// save writes state.json and the registry heartbeat.
+// save writes state.json and the registry heartbeat. The two durable
+// writes (each a file and a directory fsync) go to disk side by side: the
+// registry only mirrors the state, and the state is what a resume trusts.
 func (e *Engine) save() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.Dir.Save(e.st, e.now()); err != nil {
-		return err
-	}
-	crashpoint.Hit("state-saved")
+	var regErr error
+	var wg sync.WaitGroup
 	if e.Registry != nil {
-		if err := e.Registry.Sync(e.st); err != nil {
-			return err
-		}
+		cp := *e.st // the registry reads a copy: Save stamps the state
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			regErr = e.Registry.Sync(&cp)
+		}()
 	}
-	return nil
+	err := e.Dir.Save(e.st, e.now())
+	if err == nil {
+		crashpoint.Hit("state-saved")
+	}
+	wg.Wait()
+	return cmp.Or(err, regErr)
 }
 
 func (e *Engine) recordBaseline(check CheckResult) {
@@ -126,12 +136,19 @@ func (e *Engine) recordIteration(r Record, checkDur time.Duration, retries int) 
 		Agent: mustJSON(r.Agent), Check: mustJSON(checkForCheckpoint(r.Check)), Verdict: mustJSON(r.Verdict),
 		DiffStat: mustJSON(r.Stat), Commit: r.Commit, Entry: entry,
 	}
-	if rel, err := e.Dir.WriteCheckpoint(cp); err == nil {
-		e.st.LastCheckpoint = &rel
-	} else {
-		e.logf("writing checkpoint %d failed: %v", r.Iteration, err)
-	}
-	crashpoint.Hit("after-checkpoint")
+	// The checkpoint and analytics.json are written side by side (two
+	// durable writes, each waiting for the disk); both before the state.
+	var (
+		wg    sync.WaitGroup
+		cpRel string
+		cpErr error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		cpRel, cpErr = e.Dir.WriteCheckpoint(cp)
+		crashpoint.Hit("after-checkpoint")
+	}()
 	agentS, checkS := r.Agent.Duration.Seconds(), checkDur.Seconds()
 	ia := state.IterationAnalytics{
 		Iteration: r.Iteration, StartedAt: r.Started.UTC().Truncate(time.Second), TotalSeconds: round3(r.Duration.Seconds()),
@@ -149,6 +166,14 @@ func (e *Engine) recordIteration(r Record, checkDur time.Duration, retries int) 
 		e.logf("writing analytics failed: %v", err)
 	}
 	e.updatePersistenceMetrics()
+	wg.Wait()
+	if cpErr != nil {
+		e.logf("writing checkpoint %d failed: %v", r.Iteration, cpErr)
+		return
+	}
+	e.mu.Lock()
+	e.st.LastCheckpoint = &cpRel
+	e.mu.Unlock()
 }
 
 func checkForCheckpoint(c CheckResult) any {
@@ -323,16 +348,16 @@ func (e *Engine) reconcile(ctx context.Context) error {
 			e.baseline.FileCount, e.baseline.LinesOfCode, e.baseline.LintErrors = bm.FileCount, bm.LinesOfCode, bm.LintErrors
 		}
 	}
-	if !e.Opts.Commit {
+	if !e.spec.Publish.Commit {
 		return nil
 	}
 	if e.st.Harness.Branch == "" {
 		// Stopped after its baseline and before it recorded its branch:
 		// start the branch now (or take over the one it had made).
-		if err := e.Repo.StartBranch(ctx, e.Opts.Branch, e.st.Harness.BaseSHA); err != nil {
-			return fmt.Errorf("resuming: starting the loop branch %s: %w", e.Opts.Branch, err)
+		if err := e.Repo.StartBranch(ctx, e.spec.Publish.Branch, e.st.Harness.BaseSHA); err != nil {
+			return fmt.Errorf("resuming: starting the loop branch %s: %w", e.spec.Publish.Branch, err)
 		}
-		e.st.Harness.Branch = e.Opts.Branch
+		e.st.Harness.Branch = e.spec.Publish.Branch
 	}
 	if err := e.Repo.Checkout(ctx, e.st.Harness.Branch); err != nil {
 		return fmt.Errorf("resuming on branch %s: %w", e.st.Harness.Branch, err)
@@ -399,7 +424,7 @@ func (e *Engine) reconcile(ctx context.Context) error {
 	// Where the next iteration starts: the head, or, after a rejected
 	// iteration under a reverting policy, the best iteration so far.
 	target := head
-	if n := len(e.records); n > 0 && e.records[n-1].Rejected && (e.Opts.RegressionPolicy == "revert" || e.Opts.RegressionPolicy == "human-gate") {
+	if n := len(e.records); n > 0 && e.records[n-1].Rejected && (e.spec.Policy.Regression == "revert" || e.spec.Policy.Regression == "human-gate") {
 		target, _ = e.revertTarget()
 	}
 	if len(dirty) > 0 || target != head {
@@ -434,7 +459,7 @@ func (e *Engine) finish(stop stopReason) (Outcome, error) {
 		_ = e.save()
 		crashpoint.Hit("completing-saved")
 	}
-	if e.Opts.Commit && e.st.Harness.Branch != "" && len(e.records) > 0 && stop.status != state.Paused {
+	if e.spec.Publish.Commit && e.st.Harness.Branch != "" && len(e.records) > 0 && stop.status != state.Paused {
 		if err := e.publish(ctx, best, reason); err != nil {
 			e.logf("publishing the best iteration failed: %v", err)
 			if stop.status == state.Completed {
@@ -444,7 +469,7 @@ func (e *Engine) finish(stop stopReason) (Outcome, error) {
 			}
 		}
 	}
-	if u, ok := e.Repo.(Unstager); ok && !e.Opts.Commit {
+	if u, ok := e.Repo.(Unstager); ok && !e.spec.Publish.Commit {
 		if err := u.Unstage(ctx); err != nil {
 			e.logf("the changes stay staged in the index: %v", err)
 		}

@@ -1,8 +1,10 @@
 // Package process runs external commands for the harness: the agent CLIs and
 // the completion command. Every child runs in its own process group with a
 // filtered environment, a wall timeout and an idle timeout; on cancellation the
-// whole group gets SIGINT, then SIGTERM, then SIGKILL, and nothing is left
-// behind when Run returns.
+// whole group gets SIGINT, then SIGTERM, then SIGKILL. Under a context that
+// carries a Jail (WithJail; internal/sandbox is one), the child runs inside
+// it, and when the child ends the jail ends every process it started,
+// whatever group or session it moved to, before Run returns.
 package process
 
 import (
@@ -44,7 +46,50 @@ type Result struct {
 	Idle      bool // idle timeout reached
 	Cancelled bool // the context was cancelled
 	Signal    string
+	// Swept is how many processes the jail's sweep ended outside the
+	// child's process group (started in the background and left behind).
+	Swept int
 }
+
+// A Jail contains the children Run starts under a context that carries it
+// (WithJail): the agent, the completion command, everything they start.
+// internal/sandbox implements it.
+type Jail interface {
+	// Wrap turns cmd, not yet started, into one that runs inside the
+	// jail (it may change Path, Args, Env and SysProcAttr; the child must
+	// still lead its own process group).
+	Wrap(cmd *exec.Cmd) error
+	// Sweep ends every process the wrapped command left behind (leader:
+	// its pid, 0 when it did not start); Run calls it once after every
+	// Wrap. It returns how many it ended outside the leader's group.
+	Sweep(leader int) (int, error)
+}
+
+type jailKey struct{}
+
+// WithJail returns a context under which Run starts every child inside j.
+func WithJail(ctx context.Context, j Jail) context.Context {
+	return context.WithValue(ctx, jailKey{}, j)
+}
+
+// JailOf returns the jail ctx carries, nil when none.
+func JailOf(ctx context.Context) Jail {
+	j, _ := ctx.Value(jailKey{}).(Jail)
+	return j
+}
+
+// SweepError says the jail's sweep could not end every process the child
+// left behind: the harness must not go on as if nothing of the child's
+// were running.
+type SweepError struct {
+	Program string
+	Err     error
+}
+
+func (e *SweepError) Error() string {
+	return fmt.Sprintf("after %s: %v", e.Program, e.Err)
+}
+func (e *SweepError) Unwrap() error { return e.Err }
 
 // Stopped reports whether the harness stopped the child.
 func (r Result) Stopped() bool { return r.TimedOut || r.Idle || r.Cancelled }
@@ -61,7 +106,8 @@ func (e *NotFoundError) Error() string {
 func (e *NotFoundError) Unwrap() error { return e.Err }
 
 // Run starts the child and waits for it and its process group. The error is
-// non-nil only when the child could not be started.
+// non-nil only when the child could not be started, or when the jail of
+// ctx could not end what it left behind (*SweepError, with the Result).
 func Run(ctx context.Context, spec Spec) (Result, error) {
 	path := spec.Path
 	if !containsSlash(path) {
@@ -80,6 +126,12 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		cmd.Env = []string{}
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	jail := JailOf(ctx)
+	if jail != nil {
+		if err := jail.Wrap(cmd); err != nil {
+			return Result{}, fmt.Errorf("starting %s in the sandbox: %w", spec.Path, err)
+		}
+	}
 	if spec.Stdin != nil {
 		cmd.Stdin = spec.Stdin
 	}
@@ -115,12 +167,18 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	outW, err := pipe(spec.Stdout)
 	if err != nil {
+		if jail != nil {
+			_, _ = jail.Sweep(0)
+		}
 		return Result{}, fmt.Errorf("creating output pipe: %w", err)
 	}
 	errW := outW
 	if spec.Stderr != spec.Stdout {
 		if errW, err = pipe(spec.Stderr); err != nil {
 			outW.Close()
+			if jail != nil {
+				_, _ = jail.Sweep(0)
+			}
 			return Result{}, fmt.Errorf("creating error pipe: %w", err)
 		}
 	}
@@ -134,6 +192,9 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		}
 		for _, r := range readers {
 			r.Close()
+		}
+		if jail != nil {
+			_, _ = jail.Sweep(0)
 		}
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			return Result{}, &NotFoundError{Program: spec.Path, Err: err}
@@ -209,6 +270,17 @@ loop:
 	// Whatever the leader did, its group goes with it: children that forked
 	// and stayed behind are killed, so no process outlives the run.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	// In a jail, so does everything else it started (in another group or
+	// session, double-forked): before the output is drained, since they
+	// may hold the pipes.
+	var sweepErr error
+	if jail != nil {
+		n, err := jail.Sweep(pgid)
+		res.Swept = n
+		if err != nil {
+			sweepErr = &SweepError{Program: spec.Path, Err: err}
+		}
+	}
 
 	// Wait for the output to drain; a grandchild that escaped the group may
 	// hold the pipe open, so the wait is bounded.
@@ -230,7 +302,7 @@ loop:
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		res.Signal = ws.Signal().String()
 	}
-	return res, nil
+	return res, sweepErr
 }
 
 func idleCheck(idle time.Duration) time.Duration {

@@ -17,6 +17,10 @@ const prSetChildSubreaper = 36
 // process that leaves its process group (setsid, setpgid) and outlives its
 // parent becomes this process's child instead of init's, where KillStrays
 // finds it. (A container action's harness is PID 1 and adopts them anyway.)
+//
+// Deprecated: internal/sandbox makes the harness a child subreaper where it
+// needs one (without root) and sweeps by itself. Kept until internal/app
+// stops calling it.
 func AdoptOrphans() error {
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
 		return fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", errno)
@@ -36,6 +40,11 @@ func Children() []int { return children(os.Getpid()) }
 // workflow command files after the harness restored them). Call it only
 // when no other child of this process is starting or running: it cannot
 // tell them from strays. It returns the pids it killed.
+//
+// Deprecated: a walk of the process tree for two seconds loses against a
+// chain that forks, exits and calls setsid; run children under a jail
+// instead (WithJail with internal/sandbox), whose sweep holds by
+// construction. Kept until internal/app stops calling it.
 func KillStrays(keep []int) []int {
 	var killed []int
 	self, pgrp := os.Getpid(), syscall.Getpgrp()

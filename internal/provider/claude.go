@@ -47,7 +47,7 @@ var claudeQuietEnv = []string{
 
 // Preflight checks the CLI and the credentials and returns `claude --version`.
 func (c *Claude) Preflight(ctx context.Context, env []string) (string, error) {
-	home, cleanup, err := c.home()
+	home, cleanup, err := c.scratchHome()
 	if err != nil {
 		return "", err
 	}

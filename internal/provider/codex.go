@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/aiwg/agent-loop/internal/loop"
@@ -17,13 +18,22 @@ import (
 //	  -c model_provider=agentloop -c model_providers.agentloop={...}
 //	  -c analytics.enabled=false -c features.plugins=false ... [-m M] [extra...] -
 //
-// with the prompt on stdin and CODEX_HOME in the private configuration
-// directory. Codex's own sandbox does not work inside containers, hence
-// danger-full-access (the harness is the sandbox). The model provider is
-// always defined on the command line: base_url is OPENAI_BASE_URL when the
-// environment has it, else the OpenAI API, and the key is read from the
-// credential variable that is set. Codex reports tokens, not cost: the cost
-// is estimated from Prices.
+// with the prompt on stdin. Codex's own sandbox does not work inside
+// containers, hence danger-full-access (the harness is the sandbox).
+//
+// With a private configuration (Config.AgentConfig "private", or "auto"
+// without a configuration of the user's), CODEX_HOME is a directory of the
+// loop's own and the model provider is defined on the command line:
+// base_url is OPENAI_BASE_URL when the environment has it, else the OpenAI
+// API, and the key is read from the credential variable that is set. With
+// the user's configuration ("user", or "auto" when $CODEX_HOME is set or
+// ~/.codex holds one), CODEX_HOME is the user's and its model providers and
+// login apply as they are.
+//
+// Codex waits for an unreachable model API for as long as it is let
+// ("Reconnecting... waiting for network"): the run is ended at the first
+// such message, as a configuration error naming the address and what sets
+// it. Codex reports tokens, not cost: the cost is estimated from Prices.
 type Codex struct {
 	cliBase
 }
@@ -46,14 +56,26 @@ var codexQuietConfig = []string{
 	"check_for_update_on_startup=false",
 }
 
-// Preflight checks the CLI and the credentials and returns `codex --version`.
+// Preflight checks the CLI, the credentials (with a private configuration)
+// and the model API, and returns `codex --version`.
 func (c *Codex) Preflight(ctx context.Context, env []string) (string, error) {
-	home, cleanup, err := c.home()
+	home, cleanup, err := c.scratchHome()
+	if uc := userCodexConfig(c.cfg.AgentConfig, env); uc != nil {
+		home, cleanup, err = uc.home, func() {}, nil
+	}
 	if err != nil {
 		return "", err
 	}
 	defer cleanup()
 	return c.preflight(ctx, env, "CODEX_HOME="+home)
+}
+
+// codexHome is the CODEX_HOME of a run: the user's, or a private one.
+func (c *Codex) codexHome(env []string) (string, func(), error) {
+	if uc := userCodexConfig(c.cfg.AgentConfig, env); uc != nil {
+		return uc.home, func() {}, nil
+	}
+	return c.home()
 }
 
 // tomlString quotes s as a TOML basic string (JSON's escapes are TOML's).
@@ -68,42 +90,53 @@ func (c *Codex) Run(ctx context.Context, req loop.AgentRequest) (loop.AgentResul
 	if err != nil {
 		return loop.AgentResult{}, err
 	}
-	home, cleanup, err := c.home()
+	home, cleanup, err := c.codexHome(req.Env)
 	if err != nil {
 		return loop.AgentResult{}, err
 	}
 	defer cleanup()
 	creds := c.credentialEnv()
+	hide := slices.Clone(c.creds)
+	uc := userCodexConfig(c.cfg.AgentConfig, req.Env)
+	if uc != nil && uc.envKey != "" && !slices.Contains(c.creds, uc.envKey) {
+		// The user's model provider reads its key from its own variable.
+		if v := c.cfg.Credentials[uc.envKey]; v != "" {
+			creds = append(creds, uc.envKey+"="+v)
+		}
+		hide = append(hide, uc.envKey)
+	}
 	env := process.Override(req.Env, append([]string{"CODEX_HOME=" + home}, creds...)...)
 
-	keyVar := "OPENAI_API_KEY"
-	if len(creds) > 0 {
-		keyVar, _, _ = strings.Cut(creds[0], "=")
+	args := []string{"exec", "--json", "--sandbox", "danger-full-access", "--skip-git-repo-check"}
+	if uc == nil {
+		keyVar := "OPENAI_API_KEY"
+		if len(creds) > 0 {
+			keyVar, _, _ = strings.Cut(creds[0], "=")
+		}
+		baseURL, _ := process.Lookup(req.Env, "OPENAI_BASE_URL")
+		if baseURL == "" {
+			baseURL = "https://api.openai.com/v1"
+		}
+		provider := fmt.Sprintf("{name=%s,base_url=%s,env_key=%s,wire_api=\"responses\"}",
+			tomlString("agent-loop"), tomlString(baseURL), tomlString(keyVar))
+		args = append(args, "-c", "model_provider="+codexProviderID, "-c", "model_providers."+codexProviderID+"="+provider)
 	}
-	baseURL, _ := process.Lookup(req.Env, "OPENAI_BASE_URL")
-	if baseURL == "" {
-		baseURL = "https://api.openai.com/v1"
-	}
-	provider := fmt.Sprintf("{name=%s,base_url=%s,env_key=%s,wire_api=\"responses\"}",
-		tomlString("agent-loop"), tomlString(baseURL), tomlString(keyVar))
-	args := []string{"exec", "--json", "--sandbox", "danger-full-access", "--skip-git-repo-check",
-		"-c", "model_provider=" + codexProviderID, "-c", "model_providers." + codexProviderID + "=" + provider}
 	for _, kv := range codexQuietConfig {
 		args = append(args, "-c", kv)
 	}
 	// The agent's shell does not need the model API key.
-	var hide []string
-	for _, v := range c.creds {
-		hide = append(hide, tomlString(v))
+	quoted := make([]string, len(hide))
+	for i, v := range hide {
+		quoted[i] = tomlString(v)
 	}
-	args = append(args, "-c", "shell_environment_policy.exclude=["+strings.Join(hide, ",")+"]")
+	args = append(args, "-c", "shell_environment_policy.exclude=["+strings.Join(quoted, ",")+"]")
 	model := c.model(req)
 	if model != "" {
 		args = append(args, "-m", model)
 	}
 	args = append(args, c.cfg.Extra...)
 	args = append(args, "-")
-	p := &codexParser{prices: c.prices(), model: model}
+	p := &codexParser{prices: c.prices(), model: model, endpoints: c.endpoints(req.Env)}
 	return c.execute(ctx, req, invocation{bin: bin, args: args, env: env, stdin: strings.NewReader(req.Prompt)}, p)
 }
 
@@ -141,8 +174,10 @@ type codexItem struct {
 
 // codexParser reads Codex's JSONL events.
 type codexParser struct {
-	prices Prices
-	model  string
+	prices    Prices
+	model     string
+	endpoints []endpoint // where the model API is, for the message when it is unreachable
+	offline   string     // Codex is waiting for the network: why the run ends
 
 	thread         string
 	message        string
@@ -180,7 +215,11 @@ func (p *codexParser) event(line []byte, out io.Writer) {
 		fmt.Fprintf(out, "✗ %s\n", oneLine(p.failed, 300))
 	case "error":
 		fmt.Fprintf(out, "! %s\n", oneLine(ev.Message, 300))
-		if !strings.HasPrefix(ev.Message, "Reconnecting") {
+		switch {
+		case strings.Contains(ev.Message, "waiting for network"):
+			// Codex would wait (and print this) until the idle timeout.
+			p.offline = ev.Message
+		case !strings.HasPrefix(ev.Message, "Reconnecting"):
 			p.lastError = ev.Message
 		}
 	case "item.started", "item.completed":
@@ -229,6 +268,19 @@ func (p *codexParser) item(done bool, it *codexItem, out io.Writer) {
 			fmt.Fprintf(out, "! %s\n", oneLine(it.Message, 300))
 		}
 	}
+}
+
+// halt ends the run when Codex waits for a network that is not there.
+func (p *codexParser) halt() (loop.ErrorClass, string, bool) {
+	if p.offline == "" {
+		return "", "", false
+	}
+	where, setBy := "the model API", "OPENAI_BASE_URL (or the base_url of your Codex model provider)"
+	if len(p.endpoints) > 0 {
+		where, setBy = "the model API at "+p.endpoints[0].url, p.endpoints[0].setBy
+	}
+	return loop.ClassAuth, fmt.Sprintf("codex cannot reach %s (%s): check the network, or set %s to the proxy or gateway that serves it",
+		where, oneLine(p.offline, 200), setBy), true
 }
 
 func (p *codexParser) finish(r *loop.AgentResult, info runInfo) {

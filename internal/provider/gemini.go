@@ -94,7 +94,7 @@ func writeGeminiSettings(home string, creds []string, maxTurns int) error {
 
 // Preflight checks the CLI and the credentials and returns `gemini --version`.
 func (g *Gemini) Preflight(ctx context.Context, env []string) (string, error) {
-	home, cleanup, err := g.home()
+	home, cleanup, err := g.scratchHome()
 	if err != nil {
 		return "", err
 	}

@@ -184,3 +184,9 @@ func envNames(t *testing.T, path string) map[string]string {
 	}
 	return vars
 }
+
+// endpointEnv points every provider's model API at url.
+func endpointEnv(url string) []string {
+	return []string{"ANTHROPIC_BASE_URL=" + url, "OPENAI_BASE_URL=" + url + "/v1", "GOOGLE_GEMINI_BASE_URL=" + url,
+		"FACTORY_API_BASE_URL=" + url}
+}

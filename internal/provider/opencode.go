@@ -46,7 +46,7 @@ func opencodeEnv(home string) []string {
 
 // Preflight checks the CLI and the credentials and returns `opencode --version`.
 func (o *Opencode) Preflight(ctx context.Context, env []string) (string, error) {
-	home, cleanup, err := o.home()
+	home, cleanup, err := o.scratchHome()
 	if err != nil {
 		return "", err
 	}

@@ -17,12 +17,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/aiwg/agent-loop/internal/loop"
 	"github.com/aiwg/agent-loop/internal/process"
+	"github.com/aiwg/agent-loop/internal/spec"
 )
 
 // Config configures one provider.
@@ -49,6 +51,10 @@ type Config struct {
 	// Prices estimates the cost for CLIs that report tokens but no cost;
 	// nil uses DefaultPrices.
 	Prices Prices
+	// AgentConfig says whose configuration the CLI reads (spec.Agent.Config:
+	// "user", "private", "auto"; "" is private). Codex honours it: the
+	// user's own CODEX_HOME keeps its model providers and login.
+	AgentConfig string
 }
 
 // cliSpec describes one CLI: its provider name, program and how to install it.
@@ -95,21 +101,23 @@ func CredentialVars(name string) []string {
 	return append([]string(nil), s.creds...)
 }
 
-// actionCredentialInputs are the credential inputs action.yml declares.
-var actionCredentialInputs = map[string]bool{
-	"anthropic-api-key": true, "claude-code-oauth-token": true, "openai-api-key": true,
-	"gemini-api-key": true, "factory-api-key": true, "opencode-api-key": true,
+// CredentialVarsFor lists the variables a provider takes credentials from
+// with the configuration agentConfig: CredentialVars, and for Codex with the
+// user's configuration, the env_key of the model provider it selects. The
+// harness's environment environ locates that configuration.
+func CredentialVarsFor(name, agentConfig string, environ []string) []string {
+	vars := CredentialVars(name)
+	if s, ok := lookupCLI(name); ok && s.name == "codex" {
+		if uc := userCodexConfig(agentConfig, environ); uc != nil && uc.envKey != "" && !slices.Contains(vars, uc.envKey) {
+			vars = append(vars, uc.envKey)
+		}
+	}
+	return vars
 }
 
 // CredentialInput is the action input that carries a credential variable
 // (ANTHROPIC_API_KEY -> anthropic-api-key), "" when the Action has none for it.
-func CredentialInput(variable string) string {
-	in := strings.ReplaceAll(strings.ToLower(variable), "_", "-")
-	if !actionCredentialInputs[in] {
-		return ""
-	}
-	return in
-}
+func CredentialInput(variable string) string { return spec.CredentialInput(variable) }
 
 func lookupCLI(name string) (cliSpec, bool) {
 	n := strings.ToLower(strings.TrimSpace(name))
@@ -201,6 +209,12 @@ func (b *cliBase) home() (string, func(), error) {
 		}
 		return dir, func() {}, nil
 	}
+	return b.scratchHome()
+}
+
+// scratchHome is a configuration directory for a preflight (`--version`):
+// temporary, so a preflight that fails leaves nothing in the repository.
+func (b *cliBase) scratchHome() (string, func(), error) {
 	dir, err := os.MkdirTemp("", "agent-loop-"+b.name+"-")
 	if err != nil {
 		return "", nil, fmt.Errorf("creating %s configuration directory: %w", b.name, err)
@@ -238,16 +252,25 @@ func (e *MissingCredentialError) Error() string {
 	return msg
 }
 
-// preflight checks the binary and the credentials, then runs `--version`
-// (10 s at most) with extraEnv and returns the first line it printed.
+// preflight checks the binary, the credentials and that the model API
+// answers, then runs `--version` (10 s at most) with extraEnv and returns
+// the first line it printed.
 func (b *cliBase) preflight(ctx context.Context, env []string, extraEnv ...string) (string, error) {
 	var errs []error
 	bin, err := b.binary(env)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if len(b.credentialEnv()) == 0 {
+	// With the user's own Codex configuration, its login or its model
+	// provider's key variable is what Codex uses.
+	ownConfig := b.name == "codex" && userCodexConfig(b.cfg.AgentConfig, env) != nil
+	if len(b.credentialEnv()) == 0 && !ownConfig {
 		errs = append(errs, &MissingCredentialError{Provider: b.name, Vars: b.creds})
+	}
+	// The model API must answer: a CLI that cannot reach it waits (Codex:
+	// "Reconnecting... waiting for network") until the idle timeout.
+	if err := b.checkReachable(ctx, env); err != nil {
+		errs = append(errs, err)
 	}
 	if bin == "" {
 		return "", errors.Join(errs...)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -61,6 +63,8 @@ func contains(list []string, s string) bool {
 
 func TestPreflightErrors(t *testing.T) {
 	t.Parallel()
+	api := httptest.NewServer(http.NotFoundHandler()) // any answer is a model API that answers
+	t.Cleanup(api.Close)
 	okCLI := fakeCLI(t, `echo 'WARNING: a warning on stderr' >&2; echo '1.2.3 (Fake CLI)'`)
 	badCLI := fakeCLI(t, `echo 'segfault in --version' >&2; exit 2`)
 	cases := []struct {
@@ -79,7 +83,7 @@ func TestPreflightErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			a, _ := New(tc.provider, Config{Binary: tc.bin, Credentials: tc.creds, StateDir: t.TempDir()})
-			v, err := a.(loop.Preflighter).Preflight(context.Background(), shellEnv())
+			v, err := a.(loop.Preflighter).Preflight(context.Background(), append(shellEnv(), endpointEnv(api.URL)...))
 			if v != tc.version {
 				t.Errorf("version %q, want %q", v, tc.version)
 			}

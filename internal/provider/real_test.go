@@ -277,7 +277,10 @@ func TestRealCLIPreflight(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			env := []string{"PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+			srv := fakemodel.Start(fakemodel.Script{})
+			defer srv.Close()
+			env := append([]string{"PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + t.TempDir()},
+				endpointEnv(srv.URL)...)
 			v, err := a.(loop.Preflighter).Preflight(context.Background(), env)
 			if err != nil || v == "" || !strings.ContainsAny(v, "0123456789") || strings.Contains(v, "WARN") {
 				t.Fatalf("Preflight = %q, %v; want a version", v, err)

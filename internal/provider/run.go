@@ -44,11 +44,24 @@ func (b *cliBase) execute(ctx context.Context, req loop.AgentRequest, inv invoca
 		transcript = newCappedWriter(req.Transcript, MaxTranscript, b.name+" transcript")
 	}
 	tail := process.NewTail(16 << 10)
+	// A parser that sees the CLI wait for what will not come ends the run.
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var halted struct {
+		class  loop.ErrorClass
+		detail string
+	}
 	split := newSplitter(MaxLine, func(line []byte) {
 		if transcript != nil {
 			_, _ = transcript.Write(append(line, '\n'))
 		}
 		p.event(line, out)
+		if h, ok := p.(halter); ok && halted.class == "" {
+			if class, detail, stop2 := h.halt(); stop2 {
+				halted.class, halted.detail = class, detail
+				stop()
+			}
+		}
 	}, func(text []byte) {
 		_, _ = out.Write(text)
 		_, _ = tail.Write(text)
@@ -57,7 +70,7 @@ func (b *cliBase) execute(ctx context.Context, req loop.AgentRequest, inv invoca
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
-	res, err := process.Run(ctx, process.Spec{
+	res, err := process.Run(runCtx, process.Spec{
 		Path: inv.bin, Args: inv.args, Dir: req.Dir, Env: inv.env, Stdin: stdin,
 		Stdout: split, Stderr: io.MultiWriter(out, tail),
 		Timeout: req.Timeout, IdleTimeout: req.IdleTimeout,
@@ -75,6 +88,8 @@ func (b *cliBase) execute(ctx context.Context, req loop.AgentRequest, inv invoca
 	p.finish(&r, info)
 	// The harness's own stops override whatever the CLI said last.
 	switch {
+	case halted.class != "" && ctx.Err() == nil:
+		r.Class, r.Detail = halted.class, halted.detail
 	case res.Cancelled:
 		r.Class, r.Detail = loop.ClassCancelled, fmt.Sprintf("%s was stopped: the loop was cancelled", b.name)
 	case res.TimedOut:
@@ -86,6 +101,13 @@ func (b *cliBase) execute(ctx context.Context, req loop.AgentRequest, inv invoca
 		r.Detail = fmt.Sprintf("%d output lines over %d MB were skipped", info.skipped, MaxLine>>20)
 	}
 	return r, nil
+}
+
+// halter is a parser that can tell, from the events so far, that the CLI
+// waits for something that will not come (the network): the run is ended
+// with that class and detail instead of at the idle timeout.
+type halter interface {
+	halt() (class loop.ErrorClass, detail string, stop bool)
 }
 
 // Patterns of provider errors, in CLI messages and API error bodies.

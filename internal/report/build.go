@@ -144,8 +144,8 @@ func (b *builder) change() []block {
 func (b *builder) check() para {
 	h := b.f.st.Harness
 	p := code(b.f.st.CompletionCriteria)
-	if h.Workdir != "" && h.Workdir != "." {
-		p = p.add(" in ").then(code(h.Workdir))
+	if wd := h.Spec.Criterion.Workdir; wd != "" && wd != "." {
+		p = p.add(" in ").then(code(wd))
 	}
 	return para{lead: "Check:", p: p.add(", ").then(criterionOrigin(h))}
 }
@@ -280,7 +280,7 @@ func (b *builder) consequence(n int, decision string) string {
 	if decision == "reject" {
 		return "a person rejected it and its changes were reverted."
 	}
-	switch b.f.st.Harness.RegressionPolicy {
+	switch b.f.st.Harness.Spec.Policy.Regression {
 	case "warn":
 		return "its changes stayed for the next iteration, but it can never be published."
 	case "fail":

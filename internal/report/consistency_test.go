@@ -134,7 +134,7 @@ func storyProblems(st *state.State) []string {
 		}
 	case state.StopHumanGate:
 		g := h.PendingGate
-		if g == nil || g.Decision != "" || last == nil || g.Iteration != last.Iteration || !last.Rejected || h.RegressionPolicy != "human-gate" {
+		if g == nil || g.Decision != "" || last == nil || g.Iteration != last.Iteration || !last.Rejected || h.Spec.Policy.Regression != "human-gate" {
 			bad("waiting at a human gate needs an undecided gate on the last, rejected iteration under the human-gate policy")
 		}
 	case state.StopTimeout:

@@ -288,10 +288,10 @@ func (f *facts) statusLine() status {
 	case state.StopBudget:
 		lim := "the budget"
 		switch {
-		case h.BudgetUSD > 0:
-			lim = "the budget of " + usd(h.BudgetUSD)
-		case h.MaxTokens > 0:
-			lim = "the budget of " + thousands(h.MaxTokens) + " tokens"
+		case h.Spec.Limits.BudgetUSD > 0:
+			lim = "the budget of " + usd(h.Spec.Limits.BudgetUSD)
+		case h.Spec.Limits.MaxTokens > 0:
+			lim = "the budget of " + thousands(h.Spec.Limits.MaxTokens) + " tokens"
 		}
 		s.why = words(lim + fmt.Sprintf(" was spent after %s", plural(last, "iteration", "iterations")))
 	case state.StopStalled:

@@ -3,6 +3,7 @@ package report
 import (
 	"strings"
 
+	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/state"
 )
 
@@ -41,7 +42,7 @@ func hostileStory() struct {
 		id:      "ralph-hostile-names-0bad0bad",
 		task:    h["heading"] + "\n\n" + h["comment"] + " " + h["mention"],
 		command: "sh test.sh " + h["pipe"] + " " + h["backticks"],
-		source:  state.SourceInferred, origin: &state.CriterionOrigin{File: h["image"], Job: h["details"]},
+		source:  spec.SourceInferred, origin: &spec.Origin{File: h["image"], Job: h["details"]},
 		status: state.Completed, stop: state.StopPassed, maxIter: 5, policy: "revert",
 		baseline: state.BaselineCheck{Passed: false, ExitCode: 1, Known: true, Total: 4, Passing: 2, Failed: 2, Failing: []string{h["heading"], h["pipe"]}, Seconds: 0.4},
 		its: []it{{

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/state"
 )
 
@@ -32,8 +33,10 @@ func legacyState() *state.State {
 		ReinforcementHistory: []state.ReinforcementChange{{Iteration: 2, FromLevel: "MINIMAL", ToLevel: "AGGRESSIVE", Reason: "Regression detected in iteration 1 (test_deletion)"}},
 		RegressionEvents:     []state.RegressionEvent{{Iteration: 1, RegressionType: "test_deletion", Severity: "critical", RecoveryOutcome: &rej, Details: state.RegressionDetails{Summary: "TestParseEmpty deleted from parser_test.go"}}},
 		Harness: state.Harness{Provider: "claude", AgentVersion: "2.1.330", Branch: "agent-loop/ralph-fix-the-parser-0a1b2c3d", OriginalBranch: "main",
-			BaseSHA: "0000000000000000000000000000000000000000", CriterionSource: "inferred", Confidence: "high",
-			Evidence:   []string{"ci-config: .github/workflows/ci.yml job test, step 'Test' runs `go test ./...`", "manifest: go.mod declares module example.com/parser"},
+			BaseSHA: "0000000000000000000000000000000000000000",
+			Spec: spec.Spec{Task: "fix the failing parser tests", Criterion: spec.Criterion{Command: "go test ./...", Workdir: ".", Source: spec.SourceInferred, Confidence: "high",
+				Evidence: []string{"ci-config: .github/workflows/ci.yml job test, step 'Test' runs `go test ./...`", "manifest: go.mod declares module example.com/parser"}},
+				Limits: spec.Limits{MaxIterations: 10}},
 			StopReason: "the completion check passed on iteration 2",
 			Baseline:   &state.BaselineCheck{Passed: false, ExitCode: 1, Known: true, Total: 4, Passing: 3, Failed: 1, Seconds: 1.5}},
 	}
@@ -45,7 +48,7 @@ func legacyState() *state.State {
 func TestNoLeakedInternals(t *testing.T) {
 	t.Parallel()
 	st := legacyState()
-	st.Harness.Evidence = []string{"task-verb: --completion: given by the user"}
+	st.Harness.Spec.Criterion.Evidence = []string{"task-verb: --completion: given by the user"}
 	st.Harness.Provider = "scripted"
 	st.RegressionEvents = append(st.RegressionEvents, st.RegressionEvents[0])
 	for _, target := range []Target{PR, PRBody, Summary, CLI} {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/state"
 )
 
@@ -42,20 +43,21 @@ type it struct {
 
 // story builds a state from the loop's settings and its iterations.
 type story struct {
-	id, task, command, source string
-	origin                    *state.CriterionOrigin
-	status                    state.Status
-	stop                      state.StopKind
-	stopReason                string
-	maxIter                   int
-	timeout                   *int
-	policy                    string
-	baseline                  state.BaselineCheck
-	its                       []it
-	publishSHA                string // a commit whose tree equals the best one (best is not the last)
-	gate                      *state.Gate
-	resumes                   []state.Resume
-	budget                    float64
+	id, task, command string
+	source            spec.Source
+	origin            *spec.Origin
+	status            state.Status
+	stop              state.StopKind
+	stopReason        string
+	maxIter           int
+	timeout           *int
+	policy            string
+	baseline          state.BaselineCheck
+	its               []it
+	publishSHA        string // a commit whose tree equals the best one (best is not the last)
+	gate              *state.Gate
+	resumes           []state.Resume
+	budget            float64
 }
 
 func (s story) build() *state.State {
@@ -68,15 +70,19 @@ func (s story) build() *state.State {
 		Progress: state.Progress{CompletionChecks: []state.Check{}},
 		Harness: state.Harness{
 			Provider: "claude", AgentVersion: "2.1.330", Branch: "agent-loop/" + s.id, OriginalBranch: "main", BaseSHA: sha('0'),
-			Commit: true, Push: true, CriterionSource: s.source, Confidence: "high", CriterionOrigin: s.origin,
-			StopKind: s.stop, StopReason: s.stopReason, RegressionPolicy: s.policy, ConfirmRuns: 1, BudgetUSD: s.budget,
+			Spec: spec.Spec{Task: s.task,
+				Criterion: spec.Criterion{Command: s.command, Workdir: ".", Source: s.source, Confidence: "high", Origin: s.origin},
+				Limits:    spec.Limits{MaxIterations: s.maxIter, BudgetUSD: s.budget},
+				Publish:   spec.Publish{Branch: "agent-loop/" + s.id, Commit: true, Push: true},
+				Policy:    spec.Policy{Regression: s.policy, ConfirmRuns: 1}},
+			StopKind: s.stop, StopReason: s.stopReason,
 			RepoURL: "https://github.com/acme/calc", RunURL: "https://github.com/acme/calc/actions/runs/4242",
 			ReportURL: "https://github.com/acme/calc/pull/7#issuecomment-99", PRNumber: 7, PRURL: "https://github.com/acme/calc/pull/7",
 			Resumes: s.resumes,
 		},
 	}
-	if s.source == state.SourceFlag {
-		st.Harness.Confidence = "given"
+	if s.source == spec.SourceFlag {
+		st.Harness.Spec.Criterion.Confidence = "given"
 	}
 	b := s.baseline
 	st.Harness.Baseline = &b
@@ -229,7 +235,7 @@ func stories() []struct {
 	}{
 		{"first_try", story{
 			id: "ralph-fix-subtraction-1a2b3c4d", task: "fix the failing subtraction tests", command: "go test ./...",
-			source: state.SourceActionInput, status: state.Completed, stop: state.StopPassed, maxIter: 10, policy: "revert",
+			source: spec.SourceInput, status: state.Completed, stop: state.StopPassed, maxIter: 10, policy: "revert",
 			baseline: state.BaselineCheck{Passed: false, ExitCode: 1, Known: true, Total: 4, Passing: 3, Failed: 1, Failing: []string{"TestSub"}, Seconds: 2.2},
 			its: []it{{
 				pass: true, passed: 4, total: 4, score: 94, change: change(file("calc.go", 1, 1)), commitFiles: 1,
@@ -239,7 +245,7 @@ func stories() []struct {
 		}},
 		{"cheat_then_fixed", story{
 			id: "ralph-fix-the-failing-0c0ffee1", task: "fix the failing tests", command: "sh test.sh",
-			source: state.SourceInferred, origin: &state.CriterionOrigin{File: ".github/workflows/ci.yml", Job: "test"},
+			source: spec.SourceInferred, origin: &spec.Origin{File: ".github/workflows/ci.yml", Job: "test"},
 			status: state.Completed, stop: state.StopPassed, maxIter: 5, policy: "revert",
 			baseline: state.BaselineCheck{Passed: false, ExitCode: 1, Known: true, Total: 4, Passing: 2, Failed: 2, Failing: []string{"TestSubZero", "TestSub"}, Seconds: 0.4},
 			its: []it{{
@@ -263,7 +269,7 @@ func stories() []struct {
 		}},
 		{"best_not_last", story{
 			id: "ralph-parse-dates-5e6f7a8b", task: "make the date parser accept ISO weeks", command: "pytest -q tests/test_dates.py",
-			source: state.SourceFlag, status: state.Failed, stop: state.StopTimeout, stopReason: "wall timeout of 30m0s reached",
+			source: spec.SourceFlag, status: state.Failed, stop: state.StopTimeout, stopReason: "wall timeout of 30m0s reached",
 			maxIter: 10, timeout: minutes(30), policy: "revert",
 			baseline:   state.BaselineCheck{Passed: false, ExitCode: 1, Known: true, Total: 6, Passing: 3, Failed: 3, Failing: []string{"test_week_1", "test_week_53", "test_week_leap"}, Seconds: 3.1},
 			publishSHA: sha('e'),
@@ -281,7 +287,7 @@ func stories() []struct {
 		}},
 		{"max_iterations_closest", story{
 			id: "ralph-fix-rounding-9a8b7c6d", task: "fix the rounding of negative amounts", command: "npm test",
-			source: state.SourceTrigger, status: state.Failed, stop: state.StopMaxIterations, stopReason: "reached the maximum of 5 iterations without passing the check",
+			source: spec.SourceHint, status: state.Failed, stop: state.StopMaxIterations, stopReason: "reached the maximum of 5 iterations without passing the check",
 			maxIter: 5, policy: "revert", publishSHA: sha('f'),
 			baseline: state.BaselineCheck{Passed: false, ExitCode: 1, Known: true, Total: 10, Passing: 6, Failed: 4, Failing: []string{"rounds -0.5", "rounds -1.5", "rounds -2.5", "keeps cents"}, Seconds: 5.5},
 			its: []it{
@@ -302,7 +308,7 @@ func stories() []struct {
 		}},
 		{"stalled", story{
 			id: "ralph-fix-the-parser-77aa88bb", task: "fix the failing parser test", command: "cargo test",
-			source: state.SourceInferred, origin: &state.CriterionOrigin{File: "Cargo.toml"},
+			source: spec.SourceInferred, origin: &spec.Origin{File: "Cargo.toml"},
 			status: state.Failed, stop: state.StopStalled, stopReason: "stalled: the same failing tests 3 times in a row",
 			maxIter: 10, policy: "revert", publishSHA: sha('d'),
 			baseline: state.BaselineCheck{Passed: false, ExitCode: 101, Known: true, Total: 8, Passing: 6, Failed: 2, Failing: []string{"parse::dates", "parse::times"}, Seconds: 14},
@@ -319,7 +325,7 @@ func stories() []struct {
 		}},
 		{"cancelled_and_resumed", story{
 			id: "ralph-add-csv-export-3c4d5e6f", task: "add CSV export to the report command", command: "make test",
-			source: state.SourceFlag, status: state.Completed, stop: state.StopPassed, maxIter: 10, policy: "revert",
+			source: spec.SourceFlag, status: state.Completed, stop: state.StopPassed, maxIter: 10, policy: "revert",
 			baseline: state.BaselineCheck{Passed: false, ExitCode: 2, Known: true, Total: 5, Passing: 3, Failed: 2, Failing: []string{"TestExportCSV", "TestExportHeader"}, Seconds: 6},
 			resumes:  []state.Resume{{At: t0.Add(20 * time.Minute), AfterIteration: 1, Why: state.StopCancelled, SetAside: true}},
 			its: []it{
@@ -333,7 +339,7 @@ func stories() []struct {
 		}},
 		{"human_gate_waiting", story{
 			id: "ralph-fix-the-slugger-4d4d4d4d", task: "fix slugify for unicode input", command: "python -m unittest",
-			source: state.SourceInferred, origin: &state.CriterionOrigin{File: ".github/workflows/test.yml", Job: "unit", Step: "Run unit tests"},
+			source: spec.SourceInferred, origin: &spec.Origin{File: ".github/workflows/test.yml", Job: "unit", Step: "Run unit tests"},
 			status: state.Paused, stop: state.StopHumanGate, stopReason: "iteration 2 needs a human decision (assertion_weakening): approve or reject, then resume",
 			maxIter: 10, policy: "human-gate",
 			gate:     &state.Gate{Iteration: 2, Reason: "assertion_weakening"},
@@ -355,7 +361,7 @@ func stories() []struct {
 		}},
 		{"held_out_warning", story{
 			id: "ralph-make-testroundba-2b2b2b2b", task: "make TestRoundBankers pass and update the older tests that expect half-up rounding", command: "go test ./money/...",
-			source: state.SourceFlag, status: state.Completed, stop: state.StopPassed, maxIter: 10, policy: "revert",
+			source: spec.SourceFlag, status: state.Completed, stop: state.StopPassed, maxIter: 10, policy: "revert",
 			baseline: state.BaselineCheck{Passed: false, ExitCode: 1, Known: true, Total: 12, Passing: 11, Failed: 1, Failing: []string{"TestRoundBankers"}, Seconds: 1.2},
 			its: []it{{
 				pass: true, passed: 12, total: 12, score: 88,

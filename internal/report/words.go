@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/state"
 )
 
@@ -178,18 +179,21 @@ func editLine(e state.TestEdit) phrase {
 	return p
 }
 
-// criterionOrigin says where the completion check came from.
+// criterionOrigin says where the completion check came from (the Spec's
+// criterion: its source, and for an inferred one where it was found).
 func criterionOrigin(h state.Harness) phrase {
+	c := h.Spec.Criterion
 	var p phrase
-	switch h.CriterionSource {
-	case state.SourceFlag:
+	switch c.Source {
+	case spec.SourceFlag:
 		p = words("given with --completion")
-	case state.SourceActionInput:
+	case spec.SourceTyped:
+		p = words("typed in when asked")
+	case spec.SourceInput:
 		p = words("given as the ").then(code("completion")).add(" input")
-	case state.SourceTrigger:
-		p = words("from the trigger comment")
-	case state.SourceInferred:
-		if o := h.CriterionOrigin; o != nil && o.File != "" {
+	case spec.SourceInferred, spec.SourceHint:
+		switch o := c.Origin; {
+		case o != nil && o.File != "":
 			p = words("inferred from ").then(code(o.File))
 			if o.Job != "" {
 				p = p.add(", job ").then(code(o.Job))
@@ -197,11 +201,16 @@ func criterionOrigin(h state.Harness) phrase {
 			if o.Step != "" {
 				p = p.add(", step ").then(code(o.Step))
 			}
-		} else {
+			if c.Source == spec.SourceHint {
+				p = p.add(", as the trigger comment asked")
+			}
+		case c.Source == spec.SourceHint:
+			p = words("inferred from the trigger comment")
+		default:
 			p = words("inferred from the repository")
 		}
-		if c := h.Confidence; c != "" && c != "high" && c != "given" {
-			p = p.add(" (" + c + " confidence)")
+		if cf := c.Confidence; cf != "" && cf != "high" && cf != "given" {
+			p = p.add(" (" + cf + " confidence)")
 		}
 	default:
 		p = words("given")

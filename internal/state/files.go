@@ -7,13 +7,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/aiwg/agent-loop/internal/crashpoint"
+	"github.com/aiwg/agent-loop/internal/safefs"
 )
 
 // Layout (relative to the repository root), as the seeds lay it out.
@@ -23,6 +28,16 @@ const (
 	LockFile     = ".aiwg/ralph/registry.lock"
 	LegacyFile   = ".aiwg/ralph/current-loop.json"
 	LoopsDir     = ".aiwg/ralph/loops"
+)
+
+// Size limits of the files the harness reads back: larger ones are
+// refused unread (the loop directory is in the work tree, where the agent
+// could have put anything).
+const (
+	MaxStateBytes     = 64 << 20 // state.json, analytics.json, a legacy loop file
+	MaxRegistryBytes  = 16 << 20
+	MaxControlBytes   = 4 << 10
+	MaxCheckpointJSON = 64 << 20 // a checkpoint, uncompressed
 )
 
 // CorruptError says a state file cannot be read, and how to recover.
@@ -70,16 +85,32 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode, durable bool) e
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+tempMarker+"*")
+	// The directory itself, never a symlink in its place; the temporary
+	// file and the rename go through its fd.
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("writing %s: opening its directory: %w", path, err)
+	}
+	defer unix.Close(dfd)
+	base := filepath.Base(path)
+	var tmp string
+	var fd int
+	for i := 0; ; i++ {
+		tmp = "." + base + tempMarker + strconv.FormatUint(uint64(rand.Uint32()), 10)
+		fd, err = unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if err == nil || !errors.Is(err, unix.EEXIST) || i > 100 {
+			break
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	tmp := f.Name()
+	f := os.NewFile(uintptr(fd), filepath.Join(dir, tmp))
 	ok := false
 	defer func() {
 		if !ok {
 			f.Close()
-			os.Remove(tmp)
+			_ = unix.Unlinkat(dfd, tmp, 0)
 		}
 	}()
 	if _, err := f.Write(data); err != nil {
@@ -98,16 +129,12 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode, durable bool) e
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	crashpoint.HitPath("before-rename", path)
-	if err := os.Rename(tmp, path); err != nil {
+	if err := unix.Renameat(dfd, tmp, dfd, base); err != nil {
 		return fmt.Errorf("renaming %s: %w", path, err)
 	}
 	ok = true
-	if !durable {
-		return nil
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
+	if durable {
+		_ = unix.Fsync(dfd)
 	}
 	return nil
 }
@@ -166,8 +193,8 @@ func (d Dir) StatePath() string { return d.File("state.json") }
 
 // Exists reports whether the loop has a state file.
 func (d Dir) Exists() bool {
-	_, err := os.Stat(d.StatePath())
-	return err == nil
+	fi, err := os.Lstat(d.StatePath())
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // RemoveTemp removes the temporary files that writes cut short by a crash
@@ -193,7 +220,7 @@ func (d Dir) RemoveTemp() {
 
 // Load reads state.json.
 func (d Dir) Load() (*State, error) {
-	b, err := os.ReadFile(d.StatePath())
+	b, err := safefs.ReadFile(d.StatePath(), MaxStateBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, &NotFoundError{LoopID: d.LoopID, Known: ListLoopIDs(d.Root)}
@@ -292,7 +319,7 @@ func (d Dir) WriteCheckpoint(cp *Checkpoint) (string, error) {
 // ReadCheckpoint reads iteration n's checkpoint.
 func (d Dir) ReadCheckpoint(n int) (*Checkpoint, error) {
 	path := filepath.Join(d.Root, d.CheckpointRel(n))
-	f, err := os.Open(path)
+	f, err := safefs.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -302,7 +329,7 @@ func (d Dir) ReadCheckpoint(n int) (*Checkpoint, error) {
 		return nil, &CorruptError{Path: path, Err: err}
 	}
 	var cp Checkpoint
-	if err := json.NewDecoder(io.LimitReader(zr, 64<<20)).Decode(&cp); err != nil {
+	if err := json.NewDecoder(io.LimitReader(zr, MaxCheckpointJSON)).Decode(&cp); err != nil {
 		return nil, &CorruptError{Path: path, Err: err}
 	}
 	return &cp, nil
@@ -353,7 +380,7 @@ func (d Dir) AnalyticsPath() string { return d.File("analytics", "analytics.json
 // LoadAnalytics reads analytics.json (empty when absent).
 func (d Dir) LoadAnalytics() (*Analytics, error) {
 	a := &Analytics{LoopID: d.LoopID}
-	b, err := os.ReadFile(d.AnalyticsPath())
+	b, err := safefs.ReadFile(d.AnalyticsPath(), MaxStateBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return a, nil
 	}
@@ -410,8 +437,11 @@ func (d Dir) RequestControl(action string) error {
 }
 
 // TakeControl returns a pending control request ("pause", "abort" or "").
+// The control file is in the work tree: a symlink, a FIFO (which would
+// block a plain read for ever) or a file above MaxControlBytes in its
+// place is no request.
 func (d Dir) TakeControl() string {
-	b, err := os.ReadFile(d.ControlPath())
+	b, err := safefs.ReadFile(d.ControlPath(), MaxControlBytes)
 	if err != nil {
 		return ""
 	}
@@ -429,10 +459,8 @@ func ListLoopIDs(root string) []string {
 	}
 	var ids []string
 	for _, e := range ents {
-		if e.IsDir() && ValidLoopID(e.Name()) {
-			if _, err := os.Stat(filepath.Join(root, LoopsDir, e.Name(), "state.json")); err == nil {
-				ids = append(ids, e.Name())
-			}
+		if e.IsDir() && ValidLoopID(e.Name()) && NewDir(root, e.Name()).Exists() {
+			ids = append(ids, e.Name())
 		}
 	}
 	sort.Strings(ids)

@@ -1,12 +1,16 @@
 package state
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/aiwg/agent-loop/internal/safefs"
+	"github.com/aiwg/agent-loop/internal/spec"
 )
 
 // legacyLoop is the single-loop file of the 1.x layout
@@ -48,7 +52,7 @@ func firstNonEmpty(s ...string) string {
 // migrated loop id ("" when there was nothing to migrate).
 func (s *Store) MigrateLegacy() (string, error) {
 	path := filepath.Join(s.Root, LegacyFile)
-	b, err := os.ReadFile(path)
+	b, err := safefs.ReadFile(path, MaxStateBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
@@ -82,28 +86,34 @@ func (s *Store) MigrateLegacy() (string, error) {
 	default:
 		status = Crashed
 	}
-	maxIt := l.MaxIterations
-	if maxIt == 0 {
-		maxIt = l.MaxIterationsCamel
+	sp := spec.Defaults(spec.DoorCLI).Spec
+	sp.Task = task
+	sp.Criterion.Command = firstNonEmpty(l.Completion, l.CompletionCamel)
+	sp.Criterion.Workdir = "."
+	if n := max(l.MaxIterations, l.MaxIterationsCamel); n > 0 {
+		sp.Limits.MaxIterations = n
 	}
-	if maxIt < 1 {
-		maxIt = 10
+	if m := cmp.Or(l.TimeoutMinutes, l.Timeout); m != nil && *m > 0 {
+		sp.Limits.Timeout = time.Duration(*m) * time.Minute
 	}
-	timeout := l.TimeoutMinutes
-	if timeout == nil {
-		timeout = l.Timeout
+	if l.Provider != "" {
+		sp.Agent.Provider = l.Provider
+	}
+	sp.Publish.Branch = spec.DefaultBranch(id)
+	if l.Branch != nil {
+		sp.Publish.Branch = *l.Branch
 	}
 	st := &State{
-		Version: Version, LoopID: id, Status: status, Iteration: max(l.Iteration, 0), Task: task,
-		CompletionCriteria: firstNonEmpty(l.Completion, l.CompletionCamel), StartedAt: started.UTC(),
+		Version: Version, LoopID: id, Status: status, Iteration: max(l.Iteration, 0), StartedAt: started.UTC(),
 		PID: l.PID, WorkingDirectory: firstNonEmpty(l.WorkingDirectory, s.Root),
-		Configuration:    Configuration{MaxIterations: maxIt, TimeoutMinutes: timeout, AutoTest: true, CheckpointInterval: 1, ExecutionMode: "default"},
+		Configuration:    Configuration{AutoTest: true, CheckpointInterval: 1, ExecutionMode: "default"},
 		Progress:         Progress{CompletionChecks: []Check{}},
 		IterationHistory: []IterationEntry{}, RegressionEvents: []RegressionEvent{},
 		ReinforcementLevel: "MINIMAL", ReinforcementHistory: []ReinforcementChange{}, RecoveryHistory: []Recovery{},
 		DetectedPatterns: []DetectedPattern{},
-		Harness:          Harness{Provider: l.Provider, MigratedFrom: LegacyFile, Commit: true},
+		Harness:          Harness{Provider: sp.Agent.Provider, MigratedFrom: LegacyFile},
 	}
+	st.SetSpec(sp)
 	if l.Branch != nil {
 		st.Harness.Branch = *l.Branch
 	}

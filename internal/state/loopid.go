@@ -3,14 +3,13 @@ package state
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"regexp"
 	"strings"
+
+	"github.com/aiwg/agent-loop/internal/spec"
 )
 
-var loopIDRE = regexp.MustCompile(`^ralph-[a-z0-9-]+-[a-f0-9]{8}$`)
-
 // ValidLoopID reports whether id matches ralph-<slug>-<8 hex>.
-func ValidLoopID(id string) bool { return loopIDRE.MatchString(id) }
+func ValidLoopID(id string) bool { return spec.ValidLoopID(id) }
 
 // Slug turns a task into the slug part of a loop id: lower-case words of
 // [a-z0-9], joined by "-", at most 5 words and 32 characters.

@@ -16,6 +16,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/aiwg/agent-loop/internal/crashpoint"
+	"github.com/aiwg/agent-loop/internal/safefs"
 )
 
 // Registry limits (seed 003).
@@ -119,7 +120,7 @@ func (s *Store) Read() (*Registry, error) { return s.read() }
 func (s *Store) read() (*Registry, error) {
 	path := filepath.Join(s.Root, RegistryFile)
 	reg := &Registry{Version: Version, MaxConcurrentLoops: MaxConcurrentLoops, ActiveLoops: []Entry{}, RegistryPath: RegistryFile}
-	b, err := os.ReadFile(path)
+	b, err := safefs.ReadFile(path, MaxRegistryBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return reg, nil
 	}

@@ -101,24 +101,6 @@ const (
 	RunHeldOut      = "held-out"
 )
 
-// CriterionOrigin says where the completion command came from, for the
-// line "`go test ./...`, inferred from .github/workflows/ci.yml, job test".
-// Filled where the criterion is resolved (app): Harness.CriterionSource
-// says how (flag, action-input, inferred, trigger), this says from where.
-type CriterionOrigin struct {
-	File string `json:"file,omitempty"`
-	Job  string `json:"job,omitempty"`
-	Step string `json:"step,omitempty"`
-}
-
-// Criterion sources (Harness.CriterionSource).
-const (
-	SourceFlag        = "flag"
-	SourceActionInput = "action-input"
-	SourceInferred    = "inferred"
-	SourceTrigger     = "trigger" // the trigger comment gave it
-)
-
 // Resume records one time the loop went on from its saved state: after
 // which iteration, why the earlier run had stopped (a StopKind:
 // cancelled, crashed, paused, human-gate) and whether an unfinished

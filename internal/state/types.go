@@ -6,7 +6,11 @@
 // leaves a half-written file behind.
 package state
 
-import "time"
+import (
+	"time"
+
+	"github.com/aiwg/agent-loop/internal/spec"
+)
 
 // Version is the state and registry schema version written.
 const Version = "2.0.0"
@@ -348,46 +352,39 @@ type PersistenceMetrics struct {
 	FalsePositiveCount            int     `json:"false_positive_count"`
 }
 
-// Harness is agent-loop's extension of the state.
+// Harness is agent-loop's extension of the state: the loop's Spec, saved
+// whole and read back whole by resume, and what the run found out (the
+// branch it started, the commits, the stop reason, the agent's version).
 type Harness struct {
-	Provider                string         `json:"provider"`
-	AgentVersion            string         `json:"agent_version,omitempty"`
-	Model                   string         `json:"model,omitempty"`
-	Branch                  string         `json:"branch,omitempty"`
-	OriginalBranch          string         `json:"original_branch,omitempty"`
-	BaseSHA                 string         `json:"base_sha,omitempty"`
-	HeadSHA                 string         `json:"head_sha,omitempty"`
-	BestSHA                 string         `json:"best_sha,omitempty"`
-	Commit                  bool           `json:"commit"`
-	Push                    bool           `json:"push,omitempty"`
-	Workdir                 string         `json:"workdir,omitempty"`
-	Setup                   string         `json:"setup,omitempty"`
-	CriterionSource         string         `json:"criterion_source,omitempty"` // flag, inferred, action-input
-	Confidence              string         `json:"criterion_confidence,omitempty"`
-	Evidence                []string       `json:"criterion_evidence,omitempty"`
-	StopReason              string         `json:"stop_reason,omitempty"`
-	Host                    string         `json:"host,omitempty"`
-	PIDStart                uint64         `json:"pid_start,omitempty"`
-	BudgetUSD               float64        `json:"budget_usd,omitempty"`
-	MaxTokens               int64          `json:"max_tokens,omitempty"`
-	IterationTimeoutMinutes int            `json:"iteration_timeout_minutes,omitempty"`
-	RegressionPolicy        string         `json:"regression_policy,omitempty"`
-	ConfirmRuns             int            `json:"confirm_runs"`
-	AgentCommand            string         `json:"agent_command,omitempty"`
-	PushErrors              []string       `json:"push_errors,omitempty"`
-	PRNumber                int            `json:"pr_number,omitempty"`
-	PRURL                   string         `json:"pr_url,omitempty"`
-	PendingGate             *Gate          `json:"pending_gate,omitempty"`
-	MigratedFrom            string         `json:"migrated_from,omitempty"`
-	Baseline                *BaselineCheck `json:"baseline_check,omitempty"`
+	// Spec is the loop's specification. Set it with State.SetSpec, which
+	// also writes the seed fields that repeat it.
+	Spec spec.Spec `json:"spec"`
+
+	// Provider is the agent that ran (the Spec's provider, or "scripted"
+	// for the demo) and AgentVersion its CLI's version.
+	Provider       string         `json:"provider"`
+	AgentVersion   string         `json:"agent_version,omitempty"`
+	Branch         string         `json:"branch,omitempty"` // the loop branch, once started
+	OriginalBranch string         `json:"original_branch,omitempty"`
+	BaseSHA        string         `json:"base_sha,omitempty"`
+	HeadSHA        string         `json:"head_sha,omitempty"`
+	BestSHA        string         `json:"best_sha,omitempty"`
+	StopReason     string         `json:"stop_reason,omitempty"`
+	Host           string         `json:"host,omitempty"`
+	PIDStart       uint64         `json:"pid_start,omitempty"`
+	PushErrors     []string       `json:"push_errors,omitempty"`
+	PRNumber       int            `json:"pr_number,omitempty"`
+	PRURL          string         `json:"pr_url,omitempty"`
+	PendingGate    *Gate          `json:"pending_gate,omitempty"`
+	MigratedFrom   string         `json:"migrated_from,omitempty"`
+	Baseline       *BaselineCheck `json:"baseline_check,omitempty"`
 
 	// For the report (issue 14); optional, see report.go of this package.
-	StopKind        StopKind         `json:"stop_kind,omitempty"`
-	CriterionOrigin *CriterionOrigin `json:"criterion_origin,omitempty"`
-	RepoURL         string           `json:"repo_url,omitempty"`
-	RunURL          string           `json:"run_url,omitempty"`
-	ReportURL       string           `json:"report_url,omitempty"`
-	Resumes         []Resume         `json:"resumes,omitempty"`
+	StopKind  StopKind `json:"stop_kind,omitempty"`
+	RepoURL   string   `json:"repo_url,omitempty"`
+	RunURL    string   `json:"run_url,omitempty"`
+	ReportURL string   `json:"report_url,omitempty"`
+	Resumes   []Resume `json:"resumes,omitempty"`
 }
 
 // Gate is a human decision the loop waits for (regression policy human-gate).
