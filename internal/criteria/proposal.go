@@ -65,6 +65,9 @@ type Proposal struct {
 	// Command is then the most central one, and the confidence at most
 	// medium. Empty when the repository has one suite.
 	Suites []Suite
+	// Verification lists what running the candidates showed, when the
+	// proposal was verified (Verify), in the order they ran.
+	Verification []Verification
 }
 
 // Suite is one independent test suite of a repository.
@@ -91,17 +94,18 @@ type Alternative struct {
 // wireProposal is the marshalled form, in schema order, with the nullable
 // fields as pointers.
 type wireProposal struct {
-	Task          string        `json:"task" yaml:"task"`
-	Class         string        `json:"criterion_class" yaml:"criterion_class"`
-	Criterion     string        `json:"criterion,omitempty" yaml:"criterion,omitempty"`
-	Command       *string       `json:"command" yaml:"command"`
-	Workdir       string        `json:"workdir" yaml:"workdir"`
-	Setup         *string       `json:"setup" yaml:"setup"`
-	Confidence    string        `json:"confidence" yaml:"confidence"`
-	Rationale     []Finding     `json:"rationale" yaml:"rationale"`
-	Alternatives  []Alternative `json:"alternatives,omitempty" yaml:"alternatives,omitempty"`
-	RefusalReason *string       `json:"refusal_reason" yaml:"refusal_reason"`
-	Suites        []Suite       `json:"suites,omitempty" yaml:"suites,omitempty"`
+	Task          string         `json:"task" yaml:"task"`
+	Class         string         `json:"criterion_class" yaml:"criterion_class"`
+	Criterion     string         `json:"criterion,omitempty" yaml:"criterion,omitempty"`
+	Command       *string        `json:"command" yaml:"command"`
+	Workdir       string         `json:"workdir" yaml:"workdir"`
+	Setup         *string        `json:"setup" yaml:"setup"`
+	Confidence    string         `json:"confidence" yaml:"confidence"`
+	Rationale     []Finding      `json:"rationale" yaml:"rationale"`
+	Alternatives  []Alternative  `json:"alternatives,omitempty" yaml:"alternatives,omitempty"`
+	RefusalReason *string        `json:"refusal_reason" yaml:"refusal_reason"`
+	Suites        []Suite        `json:"suites,omitempty" yaml:"suites,omitempty"`
+	Verification  []Verification `json:"verification,omitempty" yaml:"verification,omitempty"`
 }
 
 func nullable(s string) *string {
@@ -124,6 +128,7 @@ func (p Proposal) wire() wireProposal {
 		Alternatives:  p.Alternatives,
 		RefusalReason: nullable(p.RefusalReason),
 		Suites:        p.Suites,
+		Verification:  p.Verification,
 	}
 	if w.Workdir == "" {
 		w.Workdir = "."
@@ -144,6 +149,7 @@ func (p *Proposal) fromWire(w wireProposal) {
 		Rationale:    w.Rationale,
 		Alternatives: w.Alternatives,
 		Suites:       w.Suites,
+		Verification: w.Verification,
 	}
 	if w.Command != nil {
 		p.Command = *w.Command
@@ -223,6 +229,9 @@ func (p Proposal) Summary() string {
 		if p.RefusalReason != "" {
 			fmt.Fprintf(&b, "Reason: %s\n", p.RefusalReason)
 		}
+		for _, v := range p.Verification {
+			fmt.Fprintf(&b, "Verified:   `%s` in %s: %s (%s)\n", v.Command, v.Workdir, v.Result, v.Verdict)
+		}
 		b.WriteString("Give one with --completion CMD (a command that exits 0 when the task is done).\n")
 	} else {
 		workdir := p.Workdir
@@ -240,6 +249,9 @@ func (p Proposal) Summary() string {
 		}
 		fmt.Fprintf(&b, "Criterion:  %s\n", crit)
 		fmt.Fprintf(&b, "Confidence: %s\n", p.Confidence)
+		for _, v := range p.Verification {
+			fmt.Fprintf(&b, "Verified:   `%s` in %s: %s (%s)\n", v.Command, v.Workdir, v.Result, v.Verdict)
+		}
 		if len(p.Suites) > 1 {
 			fmt.Fprintf(&b, "Several test suites and no command that runs them all:\n")
 			for _, s := range p.Suites {
