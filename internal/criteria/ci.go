@@ -535,7 +535,7 @@ func pickMatrixCell(m *yaml.Node, host Host) (map[string]string, string) {
 		best := cellScore(cell, linuxCell, host)
 		standalone := false
 		for _, inc := range includes {
-			if matchesEntry(cell, inc, false) || !isLinuxEntry(inc) {
+			if matchesEntry(cell, inc, false) || mentionsOtherOS(inc) {
 				continue
 			}
 			if sc := entryScore(inc, host); sc < best {
@@ -611,6 +611,22 @@ func isLinuxEntry(n *yaml.Node) bool {
 			if strings.Contains(v2, "ubuntu") || strings.Contains(v2, "linux") {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// mentionsOtherOS reports an include entry that names a runner other than
+// Linux (an entry that names none runs on the job's runs-on).
+func mentionsOtherOS(n *yaml.Node) bool {
+	flat := map[string]string{}
+	for _, kv := range mapPairs(n) {
+		flattenInto(flat, kv[0].Value, kv[1])
+	}
+	for _, v := range flat {
+		lv := strings.ToLower(v)
+		if strings.Contains(lv, "windows") || strings.Contains(lv, "macos") || strings.HasPrefix(lv, "mac-") {
+			return true
 		}
 	}
 	return false

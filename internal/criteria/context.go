@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/aiwg/agent-loop/internal/lazyre"
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 )
 
 // mdCommand is a command found in a Markdown file.
@@ -224,6 +225,28 @@ func contextInstall(cl classifier, cmds []mdCommand) (string, string) {
 	return "", ""
 }
 
+// buildChain is the text of the commands before a test in one documented
+// line when they configure or build what it tests ("" otherwise: a line
+// of separate commands, or a cd).
+func buildChain(cl classifier, before []shellcmd.Command) string {
+	if len(before) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, sc := range before {
+		if sc.Compound || sc.DirUnknown || sc.Dir != "" && sc.Dir != "." || len(sc.Args) == 0 {
+			return ""
+		}
+		info := cl.classify(sc.Args, ".")
+		tool := shellcmd.ToolName(shellcmd.StripWrappers(sc.Args).Args[0])
+		if !info.kind.Has(kBuild) && !info.kind.Has(kInstall) && tool != "cmake" && tool != "meson" && tool != "mkdir" && !strings.HasSuffix(sc.Args[0], "configure") {
+			return ""
+		}
+		parts = append(parts, sc.Text)
+	}
+	return strings.Join(parts, " && ")
+}
+
 // commandCandidates turns one documented command line into gate candidates.
 func commandCandidates(cl classifier, mc mdCommand, file string, r *repo) []candidate {
 	text := mc.text
@@ -235,11 +258,23 @@ func commandCandidates(cl classifier, mc mdCommand, file string, r *repo) []cand
 		return nil
 	}
 	var out []candidate
-	for _, sc := range cmds {
+	for i, sc := range cmds {
 		if sc.Compound || sc.OrFallback || len(sc.Args) == 0 || sc.DirUnknown {
 			continue
 		}
 		info := cl.classify(sc.Args, sc.Dir)
+		if chain := buildChain(cl, cmds[:i]); chain != "" && info.kind.Has(kTest) && i == len(cmds)-1 && !mc.inline {
+			// `cmake -S . -B build && cmake --build build && ctest ...`:
+			// the test runs what the line builds before it, so the line
+			// is the command.
+			c := candidate{command: chain + " && " + sc.Text, workdir: ".", kind: info.kind &^ kWatch, sig: info.sig, source: fmt.Sprintf("%s:%d", file, mc.line), strong: true,
+				evidence: []Finding{finding(LayerContextFile, fmt.Sprintf("%s:%d", file, mc.line), "says to run `"+text+"` (the test runs what the line builds first)")}}
+			if mc.section != "" {
+				c.source += fmt.Sprintf(" (section %q)", mc.section)
+			}
+			out = append(out, c)
+			continue
+		}
 		if info.kind&gateKinds == 0 || info.kind.Has(kDeploy) || info.kind.Has(kBench) {
 			continue
 		}

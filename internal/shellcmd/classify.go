@@ -103,6 +103,11 @@ func (c *cls) classifyDepth(raw []string, dir string, depth int) Info {
 	if info.Runner == "" && info.Kind.Has(Test|Bench) {
 		info.Runner = runnerOf(info.Sig)
 	}
+	for _, wr := range w.Wrappers {
+		if f := strings.Fields(wr); len(f) > 0 && coverageWrappers[ToolName(f[0])] && info.Kind.Has(Test) {
+			info.Kind |= Coverage // nyc npm test: the tests, with coverage
+		}
+	}
 	if c.tr.leafAt(n) {
 		c.tr.leaf(info)
 	}
