@@ -183,8 +183,12 @@ func inferRecovering(ctx context.Context, dir, task string) (p criteria.Proposal
 			err = fmt.Errorf("panic: %v %s", v, panicSite())
 		}
 	}()
-	return criteria.Infer(ctx, dir, task)
+	return criteria.InferWith(ctx, dir, task, criteria.Options{Host: evalHost})
 }
+
+// evalHost is the machine the fixtures' checks are inferred for, the same
+// on every machine the test runs on.
+var evalHost = criteria.StaticHost{PythonVersion: "3.11", Programs: map[string]bool{"ninja": true, "python3.11": true}}
 
 // panicSite names the innermost frame of the criteria package in the panicking stack.
 func panicSite() string {

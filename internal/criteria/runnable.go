@@ -71,6 +71,19 @@ func (h *PathHost) Has(name string) bool {
 
 var defaultHost = &PathHost{}
 
+// StaticHost is a Host whose programs and Python are given (tests, and a
+// caller that knows the machine the check will run on).
+type StaticHost struct {
+	Programs      map[string]bool
+	PythonVersion string
+}
+
+// Has reports whether the program is one of h.Programs.
+func (h StaticHost) Has(name string) bool { return h.Programs[name] }
+
+// Python returns h.PythonVersion.
+func (h StaticHost) Python() string { return h.PythonVersion }
+
 // safeVars are variables a fresh shell on the loop's machine has, and the
 // shell's own parameters.
 var safeVars = map[string]bool{
