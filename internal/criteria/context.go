@@ -2,6 +2,7 @@ package criteria
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/aiwg/agent-loop/internal/lazyre"
@@ -225,6 +226,29 @@ func contextInstall(cl classifier, cmds []mdCommand) (string, string) {
 	return "", ""
 }
 
+// notACommand reports a documented "command" that is a single word naming
+// a path, a source or data file, or a bot's slash command (/ok-to-test):
+// prose in backticks, not something to run.
+func notACommand(args []string) bool {
+	if len(args) != 1 {
+		return false
+	}
+	w := args[0]
+	switch {
+	case strings.HasPrefix(w, "./") && !strings.HasSuffix(w, "/"):
+		return false // ./runtests.py: run as a program
+	case strings.HasPrefix(w, "/") && !strings.Contains(w[1:], "/"):
+		return true
+	case strings.HasSuffix(w, "/"):
+		return true
+	}
+	switch path.Ext(w) {
+	case ".rb", ".py", ".yml", ".yaml", ".json", ".md", ".ts", ".js", ".go", ".rs", ".java", ".kt", ".php", ".ex", ".exs", ".cs", ".toml", ".xml", ".txt", ".lock":
+		return true
+	}
+	return false
+}
+
 // buildChain is the text of the commands before a test in one documented
 // line when they configure or build what it tests ("" otherwise: a line
 // of separate commands, or a cd).
@@ -261,6 +285,9 @@ func commandCandidates(cl classifier, mc mdCommand, file string, r *repo) []cand
 	for i, sc := range cmds {
 		if sc.Compound || sc.OrFallback || len(sc.Args) == 0 || sc.DirUnknown {
 			continue
+		}
+		if notACommand(sc.Args) {
+			continue // a path, a file or a bot's /command named in prose
 		}
 		info := cl.classify(sc.Args, sc.Dir)
 		if chain := buildChain(cl, cmds[:i]); chain != "" && info.kind.Has(kTest) && i == len(cmds)-1 && !mc.inline {
