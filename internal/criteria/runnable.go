@@ -297,14 +297,53 @@ func checkRunnable(r *repo, pool []candidate) {
 		}
 		if c.setup != "" {
 			if why := unrunnable(r, c.setup, c.workdir); why != "" && !strings.Contains(why, "fresh clone lacks") && !strings.Contains(why, "left-out step builds") {
-				c.unusable = "its setup cannot run: " + why
-				continue
+				repaired, dropped, essential := repairSetup(r, c.setup, c.workdir)
+				if essential {
+					c.unusable = "its setup cannot run: " + why
+					continue
+				}
+				c.evidence = append(c.evidence, finding(c.layer, c.source, "setup steps that cannot run in a fresh clone left out ("+why+"): `"+strings.Join(dropped, "`, `")+"`"))
+				c.setup = repaired
 			}
 		}
 		if why := needsBuildTree(c.setup, c.command); why != "" {
 			c.unusable = why
 		}
 	}
+}
+
+// repairSetup keeps the commands of a setup that can run in a fresh clone
+// (a CI setup also downloads toolchains into paths of its own, or reads
+// variables CI sets). essential: a command that cannot run configures the
+// build the check tests (cmake, meson, ./configure): without it the check
+// cannot run either.
+func repairSetup(r *repo, setup, workdir string) (kept string, dropped []string, essential bool) {
+	cmds, err := shellcmd.Parse(setup)
+	if err != nil {
+		return "", []string{setup}, false
+	}
+	var parts []string
+	dir := "."
+	for _, sc := range cmds {
+		text := sc.Text
+		if sc.Dir != dir && !sc.DirUnknown {
+			text = inDir(dir, sc.Dir, text)
+			dir = sc.Dir
+		}
+		if why := unrunnable(r, text, workdir); why != "" || sc.DirUnknown {
+			args := shellcmd.StripWrappers(sc.Args).Args
+			if len(args) > 0 {
+				switch tool := shellcmd.ToolName(args[0]); {
+				case tool == "cmake" || tool == "meson" || strings.HasSuffix(args[0], "configure"):
+					return "", nil, true
+				}
+			}
+			dropped = append(dropped, sc.Text)
+			continue
+		}
+		parts = append(parts, text)
+	}
+	return strings.Join(parts, " && "), dropped, false
 }
 
 // needsBuildTree says why a ctest (or `make test` in a CMake build
