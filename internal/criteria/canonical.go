@@ -430,23 +430,28 @@ func dropDefaults(words []string, runner string) ([]string, []string) {
 	if len(flags) == 0 {
 		return words, nil
 	}
-	var out, dropped []string
+	return dropFlags(words, func(name, val string, _ bool) (bool, bool) {
+		defaults, ok := flags[name]
+		return ok, ok && slices.Contains(defaults, strings.TrimPrefix(val, "./"))
+	})
+}
+
+// dropFlags removes from words the flags (with their value, inline or the
+// next word) that drop says to: known is whether name is a flag it knows
+// (whose next word may be its value), remove whether to remove it.
+func dropFlags(words []string, drop func(name, val string, inline bool) (known, remove bool)) (out, dropped []string) {
 	for i := 0; i < len(words); i++ {
 		w := words[i]
 		name, val, inline := strings.Cut(w, "=")
-		defaults, ok := flags[name]
-		if !ok {
-			out = append(out, w)
-			continue
-		}
-		if !inline && i+1 < len(words) {
+		if !inline && i+1 < len(words) && !strings.HasPrefix(words[i+1], "-") {
 			val = words[i+1]
 		}
-		if !slices.Contains(defaults, strings.TrimPrefix(val, "./")) {
+		known, remove := drop(name, val, inline)
+		if !known || !remove {
 			out = append(out, w)
 			continue
 		}
-		if inline {
+		if inline || val == "" {
 			dropped = append(dropped, w)
 		} else {
 			dropped = append(dropped, w+" "+val)

@@ -826,32 +826,12 @@ var shardingFlags = map[string]bool{
 // --max-workers ${{ steps.cpu.outputs.count }}): the local check runs the
 // whole suite with the runner's own default.
 func dropSharding(text string, ev *[]Finding, src string) string {
-	fields := strings.Fields(text)
-	var out, dropped []string
-	for i := 0; i < len(fields); i++ {
-		f := fields[i]
-		name, val, inline := strings.Cut(f, "=")
+	out, dropped := dropFlags(strings.Fields(text), func(name, val string, _ bool) (bool, bool) {
 		always, known := shardingFlags[name]
-		if !known {
-			out = append(out, f)
-			continue
-		}
-		if !inline && i+1 < len(fields) && !strings.HasPrefix(fields[i+1], "-") {
-			val = fields[i+1]
-		}
 		computed := placeholderRe.MatchString(val) || strings.Contains(val, "${{")
 		shard := strings.Contains(name, "shard") || strings.Contains(name, "partition") || strings.Contains(name, "split") || strings.Contains(name, "node")
-		if !computed && !(shard && always) {
-			out = append(out, f)
-			continue
-		}
-		if inline || val == "" {
-			dropped = append(dropped, f)
-		} else {
-			dropped = append(dropped, f+" "+val)
-			i++
-		}
-	}
+		return known, computed || shard && always
+	})
 	if len(dropped) == 0 {
 		return text
 	}
