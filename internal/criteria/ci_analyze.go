@@ -484,6 +484,12 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 		}
 	}
 	c.setup = renderSetup(setups, a.setups, workdir)
+	for _, field := range []*string{&c.command, &c.setup} {
+		if fixed, note := repairGenerator(*field, m.host); note != "" {
+			*field = fixed
+			ev = append(ev, finding(LayerCIConfig, src, note))
+		}
+	}
 	if c.setup != "" {
 		ev = append(ev, finding(LayerCIConfig, j.file+" job "+j.id, "setup before the gate: `"+c.setup+"`"))
 	}
@@ -796,11 +802,16 @@ func localEquivalent(g jobCmd, ev *[]Finding, src string) string {
 		*ev = append(*ev, finding(LayerCIConfig, src, "gotestsum only formats `go test`: its local equivalent is `go test ./...`"))
 		return "go test ./..."
 	case "dotnet":
+		out := g.text
 		if shellcmd.HasFlag(args, "--no-build") {
-			out := strings.Replace(g.text, " --no-build", "", 1)
+			out = strings.Replace(out, " --no-build", "", 1)
 			*ev = append(*ev, finding(LayerCIConfig, src, "CI builds in an earlier step and tests with --no-build; the check drops --no-build so that every check tests the current code"))
-			return out
 		}
+		if shellcmd.HasFlag(args, "--no-restore") {
+			out = strings.Replace(out, " --no-restore", "", 1)
+			*ev = append(*ev, finding(LayerCIConfig, src, "CI restores in an earlier step and tests with --no-restore; a fresh clone has restored nothing, so the check lets dotnet restore"))
+		}
+		return out
 	case "xvfb-run":
 	}
 	if len(g.args) > 0 && path.Base(g.args[0]) == "xvfb-run" {

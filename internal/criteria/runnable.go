@@ -215,7 +215,11 @@ func unrunnable(r *repo, command, workdir string) string {
 		if len(args) == 0 {
 			continue
 		}
-		if len(sc.Args) > 0 && shellcmd.ToolName(sc.Args[0]) == "xargs" || shellcmd.ToolName(args[0]) == "xargs" {
+		xargs := len(sc.Args) > 0 && shellcmd.ToolName(sc.Args[0]) == "xargs" || shellcmd.ToolName(args[0]) == "xargs"
+		for _, p := range sc.Piped {
+			xargs = xargs || len(p.Args) > 0 && shellcmd.ToolName(p.Args[0]) == "xargs"
+		}
+		if xargs {
 			return "it takes the tests to run from its input (xargs), which CI computes"
 		}
 		if !produced && strings.Contains(args[0], "/") && !strings.HasPrefix(args[0], "/") && !strings.HasPrefix(args[0], "~") {
