@@ -160,6 +160,12 @@ func readLine(r io.Reader) string {
 
 func evidence(p criteria.Proposal) []string {
 	var out []string
+	// What running it showed comes first: it is the strongest evidence.
+	for _, v := range p.Verification {
+		if v.Command == p.Command && v.Workdir == nonEmpty(p.Workdir, ".") {
+			out = append(out, fmt.Sprintf("verified: `%s` %s", v.Command, v.Result))
+		}
+	}
 	for _, f := range p.Rationale {
 		out = append(out, fmt.Sprintf("%s: %s: %s", f.Layer, f.Source, f.Finding))
 	}
