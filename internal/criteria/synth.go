@@ -812,6 +812,13 @@ func (ev *evidence) configVariantOf(o, c candidate) bool {
 			return true
 		}
 	}
+	if cmds, err := shellcmd.Parse(o.command); err == nil && len(cmds) == 1 {
+		// scripts/coverage after scripts/test: it reports (or enforces) the
+		// coverage of the run before it; it tests nothing of its own.
+		if k := ev.m.classifier().classify(cmds[0].Args, o.workdir).kind; k.Has(kCoverage) || k.Has(shellcmd.Report) {
+			return true
+		}
+	}
 	if ok, _ := ev.m.covers(c, []string{o.command}, c.workdir); ok {
 		return true
 	}
