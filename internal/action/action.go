@@ -17,6 +17,7 @@ import (
 
 	"github.com/aiwg/agent-loop/internal/actions"
 	"github.com/aiwg/agent-loop/internal/app"
+	"github.com/aiwg/agent-loop/internal/criteria"
 	"github.com/aiwg/agent-loop/internal/escape"
 	"github.com/aiwg/agent-loop/internal/exitcode"
 	ghforge "github.com/aiwg/agent-loop/internal/forge/github"
@@ -309,6 +310,9 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 		res, err = app.Run(ctx, v, runIO, hooks)
 	}
 	if err != nil && res == nil {
+		if prop, ok := app.NotAdopted(err); ok {
+			return a.notAdopted(ctx, prop, err)
+		}
 		if app.IsUsage(err) {
 			return a.fail(exitcode.BadInput, err)
 		}
@@ -484,6 +488,32 @@ func escapeProse(s string) string {
 		out = append(out, escape.Text(strings.Join(run, " ")))
 	}
 	return strings.Join(out, " ")
+}
+
+// notAdopted reports an inferred completion check the Action did not
+// adopt (its confidence is below high, or running it showed it runs no
+// test): the proposal, with its evidence and the exact inputs to set, is
+// commented on the issue or pull request, and the step fails as a
+// configuration error (exit 2).
+func (a *actionRun) notAdopted(ctx context.Context, prop criteria.Proposal, err error) int {
+	if a.trig.Number > 0 {
+		in := criteria.InputNames{Completion: inputName("completion"), Workdir: inputName("workdir"), Setup: inputName("setup")}
+		if _, cerr := a.gh.Comment(ctx, a.trig.Number, prop.AdoptionComment(in)); cerr != nil {
+			fmt.Fprintf(a.stdout, "agent-loop: could not post the proposal: %v\n", a.w.Redact(cerr.Error()))
+		}
+	}
+	if a.trig.CommentID != 0 {
+		_ = a.gh.React(ctx, a.trig.CommentID, "confused")
+	}
+	return a.fail(exitcode.BadInput, err)
+}
+
+// inputName is the Action input of a parameter of the Spec's table.
+func inputName(param string) string {
+	if p := spec.Lookup(param); p != nil && p.Input != "" {
+		return p.Input
+	}
+	return param
 }
 
 // loopFiles are the files of a loop directory kept in the state ref and the

@@ -219,8 +219,10 @@ func buildTable() []*Param {
 			field: func(s *Settings) any { return &s.Start.Infer }},
 		{Name: "auto-criteria", Flag: "auto-criteria", Input: "auto-criteria", Default: "false", InputDefault: "true",
 			Help: "adopt an inferred completion command without asking (high confidence only)",
-			Doc: `"true": adopt an inferred completion command automatically, but only when its confidence is high. "false": ` +
-				`never adopt one; fail with the proposal printed so you can copy it into completion.`,
+			Doc: `"true": adopt an inferred completion command automatically, but only when its confidence is high and running ` +
+				`it once shows it runs the project's tests (a command that runs no test is refused). Otherwise the proposal, its ` +
+				`evidence and the exact completion input to set are commented on the issue or pull request. "false": never ` +
+				`adopt one; fail with the proposal printed so you can copy it into completion.`,
 			field: func(s *Settings) any { return &s.Start.AutoCriteria }},
 		{Name: "budget-usd", Flag: "budget-usd", Arg: "X", Input: "budget-usd", Default: "0", DefaultText: "none", Resume: true,
 			Help: "stop when the agent has spent this many dollars; the best iteration so far is kept",
