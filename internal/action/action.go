@@ -17,6 +17,7 @@ import (
 
 	"github.com/aiwg/agent-loop/internal/actions"
 	"github.com/aiwg/agent-loop/internal/app"
+	"github.com/aiwg/agent-loop/internal/criteria"
 	"github.com/aiwg/agent-loop/internal/escape"
 	"github.com/aiwg/agent-loop/internal/exitcode"
 	ghforge "github.com/aiwg/agent-loop/internal/forge/github"
@@ -41,11 +42,9 @@ const (
 	stBase      = "base"
 	stPRNumber  = "pr_number"
 	stActor     = "actor"
+	stCIHead    = "ci_head"
+	stReportSHA = "report_sha"
 )
-
-// excludeInAction keeps workflow changes out of commits: GITHUB_TOKEN cannot
-// push them (and an agent narrowing CI is judged as validation bypass).
-var excludeInAction = []string{".github/workflows/"}
 
 // artifactName is the name of a loop's state artifact.
 func artifactName(baseID string) string { return "agent-loop-state-" + baseID }
@@ -89,6 +88,12 @@ type actionRun struct {
 	trig      trigger
 	baseID    string
 	obs       *actionObserver
+	// ci is the workflow_run event of a failed CI run (nil for other
+	// events); ciHead its failed commit, whose attempt the report claims;
+	// reportOn where the report goes when it is not trig.Number (a commit).
+	ci       *ciRun
+	ciHead   string
+	reportOn ghforge.ReportTarget
 }
 
 func (a *actionRun) fail(code int, err error) int {
@@ -114,7 +119,21 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 			return a.fail(exitcode.BadInput, err)
 		}
 	}
-	trig, err := resolveTrigger(ctx, event, ev, repoFull, s.Spec.Task, s.Action.TriggerPhrase, a.gh)
+	var trig trigger
+	if event == "workflow_run" {
+		trig, a.ci, err = resolveCITrigger(ctx, ev, repoFull, s, a.gh)
+		if a.ci == nil && err != nil {
+			return a.fail(exitcode.BadInput, err)
+		}
+		if a.ci != nil {
+			a.ciHead = a.ci.event.Run.HeadSHA
+			a.trig = trig
+			a.provisionalTarget()
+			trig = a.trig
+		}
+	} else {
+		trig, err = resolveTrigger(ctx, event, ev, repoFull, s.Spec.Task, s.Action.TriggerPhrase, a.gh)
+	}
 	if err != nil {
 		return a.fail(exitcode.NotCompleted, err)
 	}
@@ -162,7 +181,7 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 		}
 	}
 
-	repo, err := gitrepo.Open(a.workspace, gitrepo.Options{Remote: "origin", Token: s.Action.Token, Exclude: s.Spec.Publish.Exclude})
+	repo, err := gitrepo.Open(a.workspace, gitrepo.Options{Remote: "origin", Token: s.Action.Token})
 	if err != nil {
 		return a.fail(exitcode.BadInput, err)
 	}
@@ -172,16 +191,42 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 	if err != nil {
 		fmt.Fprintf(a.stdout, "agent-loop: no state restored: %v\n", err)
 	}
+	if prev != nil && a.ci != nil && strings.TrimSpace(s.Spec.Task) == "" {
+		// The event of a failed run names no task: the loop's own.
+		s.Spec.Task = prev.Harness.Spec.Task
+	}
 	if prev == nil {
 		s.Start.LoopID = a.baseID
 		if d := app.LoopDir(a.repoRoot(), a.baseID, a.o.Environ); d.Exists() {
 			// This trigger's earlier loop is finished: a new one.
 			s.Start.LoopID = state.DerivedLoopID(trig.Slug, trig.Key+"#"+strconv.FormatInt(a.rt.Context().RunID, 10))
 		}
+		if a.ci != nil {
+			// A failed CI run: cifailure decides, and the criterion and
+			// the first prompt come from the run.
+			if code, done := a.prepareCI(ctx, &s); done {
+				return code
+			}
+			trig = a.trig
+			_ = a.w.SaveState(stCIHead, a.ciHead)
+			_ = a.w.SaveState(stReportSHA, a.reportOn.CommitSHA)
+			_ = a.w.SaveState(stNumber, strconv.Itoa(trig.Number))
+			_ = a.w.SaveState(stPR, s.Spec.Publish.PR)
+		}
 		if trig.HeadRef != "" && !trig.Fork {
 			// Work on the pull request's own branch, from its head (not
 			// the merge commit actions/checkout made).
 			s.Spec.Publish.Branch = trig.HeadRef
+		}
+		if s.Spec.Publish.Base == "" {
+			// The branch the result is for: its new commits are merged
+			// into the loop branch before publishing.
+			switch {
+			case trig.HeadRef != "" && !trig.Fork:
+				s.Spec.Publish.Base = trig.HeadRef
+			default:
+				s.Spec.Publish.Base = nonEmpty(trig.BaseRef, trig.DefaultBranch)
+			}
 		}
 	}
 	// The one check of the inputs, now that the trigger has said what it
@@ -192,6 +237,15 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 		return a.fail(exitcode.BadInput, app.ProblemList(err))
 	}
 	a.s = v.Settings()
+	if prev != nil && a.ci != nil {
+		// A resumed CI loop publishes where it started to: its saved
+		// Spec says whether the loop branch is the pull request's own.
+		pub := prev.Harness.Spec.Publish
+		a.s.Spec.Publish.PR, a.s.Spec.Publish.Base = pub.PR, pub.Base
+		if pub.Base != "" && pub.Branch == pub.Base {
+			a.trig.HeadRef = pub.Base
+		}
+	}
 	if trig.CommentID != 0 {
 		if err := a.gh.React(ctx, trig.CommentID, "eyes"); err != nil {
 			fmt.Fprintf(a.stdout, "agent-loop: could not react to the comment: %v\n", err)
@@ -210,7 +264,7 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 	actor := nonEmpty(trig.Actor, a.rt.Context().Actor)
 	_ = a.w.SaveState(stActor, actor)
 	a.obs = &actionObserver{run: a, serverURL: serverURL, repoFull: repoFull, actor: actor}
-	hooks := app.Hooks{Observer: a.obs, Token: a.s.Action.Token, Remote: "origin", Owner: actor,
+	hooks := app.Hooks{Observer: a.obs, Repo: a.repo, Token: a.s.Action.Token, Remote: "origin", Owner: actor,
 		Protect: a.commandFiles(), TaskFromComment: taskFromComment}
 
 	var res *app.RunResult
@@ -218,7 +272,13 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 		_ = a.w.SaveState(stLoopID, prev.LoopID)
 		fmt.Fprintf(a.stdout, "agent-loop: resuming %s from iteration %d\n", prev.LoopID, prev.Iteration)
 		if err := a.checkout(ctx, prev.Harness.Branch, prev.Harness.HeadSHA); err != nil {
-			return a.fail(exitcode.NotCompleted, err)
+			// Stopped before its first commit was pushed: the loop
+			// branch starts again at the loop's starting commit.
+			base := prev.Harness.BaseSHA
+			if len(prev.IterationHistory) > 0 || base == "" || a.repo.StartBranch(ctx, prev.Harness.Branch, base) != nil || a.repo.ResetTo(ctx, base) != nil {
+				return a.fail(exitcode.NotCompleted, err)
+			}
+			fmt.Fprintf(a.stdout, "agent-loop: %s was never pushed; it starts again at %.8s\n", prev.Harness.Branch, base)
 		}
 		ro := app.ResumeOptions{Door: spec.DoorAction}
 		if g := prev.Harness.PendingGate; g != nil && g.Decision == "" {
@@ -250,6 +310,9 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 		res, err = app.Run(ctx, v, runIO, hooks)
 	}
 	if err != nil && res == nil {
+		if prop, ok := app.NotAdopted(err); ok {
+			return a.notAdopted(ctx, prop, err)
+		}
 		if app.IsUsage(err) {
 			return a.fail(exitcode.BadInput, err)
 		}
@@ -400,11 +463,7 @@ func (a *actionRun) checkout(ctx context.Context, branch, sha string) error {
 func (a *actionRun) refuse(ctx context.Context, msg string) int {
 	fmt.Fprintf(a.stdout, "agent-loop: refused: %s\n", msg)
 	a.w.Annotate("warning", "", 0, "agent-loop refused", msg)
-	if a.trig.Number > 0 {
-		if _, err := a.gh.Comment(ctx, a.trig.Number, "**agent-loop did not start.** "+escapeProse(msg)); err != nil {
-			fmt.Fprintf(a.stdout, "agent-loop: could not post the refusal: %v\n", err)
-		}
-	}
+	a.postAtTarget(ctx, "**agent-loop did not start.** "+escapeProse(msg))
 	if a.trig.CommentID != 0 {
 		_ = a.gh.React(ctx, a.trig.CommentID, "confused")
 	}
@@ -430,6 +489,32 @@ func escapeProse(s string) string {
 		out = append(out, escape.Text(strings.Join(run, " ")))
 	}
 	return strings.Join(out, " ")
+}
+
+// notAdopted reports an inferred completion check the Action did not
+// adopt (its confidence is below high, or running it showed it runs no
+// test): the proposal, with its evidence and the exact inputs to set, is
+// commented on the issue or pull request, and the step fails as a
+// configuration error (exit 2).
+func (a *actionRun) notAdopted(ctx context.Context, prop criteria.Proposal, err error) int {
+	if a.trig.Number > 0 {
+		in := criteria.InputNames{Completion: inputName("completion"), Workdir: inputName("workdir"), Setup: inputName("setup")}
+		if _, cerr := a.gh.Comment(ctx, a.trig.Number, prop.AdoptionComment(in)); cerr != nil {
+			fmt.Fprintf(a.stdout, "agent-loop: could not post the proposal: %v\n", a.w.Redact(cerr.Error()))
+		}
+	}
+	if a.trig.CommentID != 0 {
+		_ = a.gh.React(ctx, a.trig.CommentID, "confused")
+	}
+	return a.fail(exitcode.BadInput, err)
+}
+
+// inputName is the Action input of a parameter of the Spec's table.
+func inputName(param string) string {
+	if p := spec.Lookup(param); p != nil && p.Input != "" {
+		return p.Input
+	}
+	return param
 }
 
 // restore finds the newest state of this trigger (state ref or artifact of
@@ -652,16 +737,15 @@ func (ob *actionObserver) publish(ctx context.Context, st *state.State, final bo
 	if number == 0 && ob.pr != nil {
 		number, onPR = ob.pr.Number, true
 	}
-	if number > 0 && a.s.Spec.Publish.PR != "none" {
-		id, err := a.gh.UpsertComment(ctx, number, st.LoopID, render(report.PR))
+	if (number > 0 || a.reportOn.CommitSHA != "") && a.s.Spec.Publish.PR != "none" {
+		if a.reportOn.PR == 0 && a.reportOn.CommitSHA == "" {
+			a.reportOn.PR = number
+		}
+		url, err := a.upsertReport(ctx, st.LoopID, render(report.PR), h.RepoURL, onPR)
 		if err != nil {
 			fmt.Fprintf(a.stdout, "agent-loop: updating the comment failed: %v\n", a.w.Redact(err.Error()))
-		} else if id > 0 {
-			kind := "issues"
-			if onPR {
-				kind = "pull"
-			}
-			h.ReportURL = fmt.Sprintf("%s/%s/%d#issuecomment-%d", h.RepoURL, kind, number, id)
+		} else if url != "" {
+			h.ReportURL = url
 		}
 	}
 	if err := a.w.Summary(render(report.Summary)); err != nil {
@@ -669,7 +753,7 @@ func (ob *actionObserver) publish(ctx context.Context, st *state.State, final bo
 		// there is refused, and said.
 		fmt.Fprintf(a.stdout, "agent-loop: writing the step summary failed: %v\n", a.w.Redact(err.Error()))
 	}
-	if final && number > 0 && a.s.Spec.Publish.PR != "none" {
+	if final && (number > 0 || a.reportOn.CommitSHA != "") && a.s.Spec.Publish.PR != "none" {
 		ob.notify(ctx, st, number, opts)
 	}
 	if final {
@@ -689,7 +773,16 @@ func (ob *actionObserver) notify(ctx context.Context, st *state.State, number in
 	if st.Harness.Notified == end {
 		return
 	}
-	if _, err := a.gh.Comment(ctx, number, report.Notification(st, opts, ob.actor)); err != nil {
+	// Where the report is: a failed commit's report (a CI loop on a branch
+	// without a pull request) gets its notification beside it.
+	body := report.Notification(st, opts, ob.actor)
+	var err error
+	if a.reportOn.CommitSHA != "" && a.reportOn.PR == 0 {
+		_, err = a.gh.CommitComment(ctx, a.reportOn.CommitSHA, body)
+	} else {
+		_, err = a.gh.Comment(ctx, number, body)
+	}
+	if err != nil {
 		fmt.Fprintf(a.stdout, "agent-loop: posting the notification failed: %v\n", a.w.Redact(err.Error()))
 		return
 	}
@@ -723,7 +816,7 @@ func Post(ctx context.Context, o app.IO, getenv actions.Env, stdout io.Writer) i
 		return 0
 	}
 	post := spec.FromInputs(getenv)
-	repo, err := gitrepo.Open(workspace, gitrepo.Options{Remote: "origin", Token: post.Action.Token, Exclude: excludeInAction})
+	repo, err := gitrepo.Open(workspace, gitrepo.Options{Remote: "origin", Token: post.Action.Token})
 	if err != nil {
 		fmt.Fprintf(stdout, "agent-loop post: %v\n", err)
 		return 0
@@ -754,7 +847,8 @@ func Post(ctx context.Context, o app.IO, getenv actions.Env, stdout io.Writer) i
 			}
 			post.Spec.Publish.PR, post.Spec.Publish.Draft = nonEmpty(rt.State(stPR), post.Spec.Publish.PR), rt.State(stDraft) == "true"
 			run := &actionRun{w: w, rt: rt, o: o, stdout: stdout, workspace: workspace, gh: gh, repo: repo, baseID: baseID,
-				s: post, trig: trigger{Number: number}}
+				s: post, trig: trigger{Number: number}, ciHead: rt.State(stCIHead),
+				reportOn: ghforge.ReportTarget{CommitSHA: rt.State(stReportSHA)}}
 			ob := &actionObserver{run: run, serverURL: gctx.ServerURL, repoFull: gctx.Repository, actor: rt.State(stActor)}
 			if files, err := loopFiles(d, w); err == nil {
 				_, _ = repo.PushRef(ctx, stateRef(baseID), files, "agent-loop state of "+loopID+" (post step)")

@@ -212,7 +212,7 @@ check "sub neg" "$(sub 0 4)" -4
 	// The scripted agent (its pid as /proc sees it: $$ is its pid in the
 	// sandbox's PID namespace): iteration 1 changes nothing useful; iteration 2
 	// hangs the first time (the run is cancelled there) and fixes sub when
-	// run again; it also tries to break CI (kept out of the commits).
+	// run again; it also tries to break CI (a protected path: reverted).
 	w.agent = filepath.Join(w.work, "agent.sh")
 	os.WriteFile(w.agent, []byte(`env > "$WORK/env-$AGENT_LOOP_ITERATION.txt"
 case "$AGENT_LOOP_ITERATION" in
@@ -667,6 +667,43 @@ func leaks(log, secret string) bool {
 		}
 	}
 	return false
+}
+
+// An inferred check is verified by running it before the Action adopts
+// it: one that runs no test is not adopted, and the proposal (with what
+// the run showed and the exact input to set) is commented instead.
+func TestActionDoesNotAdoptAnInferredCheckThatRunsNoTest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	t.Parallel()
+	mainBin, _ := binary(t)
+	w := newWorld(t)
+	issue := w.gh.AddIssue(repoName, "alice", "calc is broken", "sub adds")
+	id := w.gh.AddComment(repoName, issue, "alice", "/agent-loop fix the failing tests")
+	ws := w.checkout("ws")
+	// CI runs `sh test.sh`; this test.sh runs no test at all.
+	os.WriteFile(filepath.Join(ws, "test.sh"), []byte("echo 1..0\n"), 0o644)
+	git(t, ws, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qam", "tests gone")
+	s := w.step(ws, "issue_comment", commentEvent(issue, id, "alice", "/agent-loop fix the failing tests"), map[string]string{"completion": "", "pr": "none"}, "1")
+	err := s.start(t, mainBin, nil).Wait()
+	out := s.stdout.String()
+	if exitCode(err) != 2 || fileCommands(t, s.output)["status"] != "configuration-error" {
+		t.Fatalf("exit %d, outputs %v\n%s", exitCode(err), fileCommands(t, s.output), out)
+	}
+	cs := w.gh.Comments(repoName, issue)
+	body := cs[len(cs)-1].Body
+	for _, want := range []string{"agent-loop did not start", "ran no tests", "completion: \"", "```yaml"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the comment lacks %q:\n%s", want, body)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".aiwg", "ralph", "loops")); err == nil {
+		entries, _ := os.ReadDir(filepath.Join(ws, ".aiwg", "ralph", "loops"))
+		if len(entries) > 0 {
+			t.Errorf("a loop was started: %v", entries)
+		}
+	}
 }
 
 // A trigger comment's completion hint ("fix until green": the tests pass)

@@ -310,8 +310,8 @@ esac
 			t.Errorf("commit %s holds the agent's workflow", c)
 		}
 	}
-	if !strings.Contains(out, "kept out of the commit") || !strings.Contains(out, ".github/workflows/evil.yml") {
-		t.Errorf("the log does not report the workflow kept out:\n%s", out)
+	if !strings.Contains(out, "Reverted 1 change to protected paths: added .github/workflows/evil.yml (protected by .github/**)") {
+		t.Errorf("the log does not report the workflow reverted:\n%s", out)
 	}
 	stateJSON, err := os.ReadFile(filepath.Join(ws, ".aiwg", "ralph", "loops", loopID, "state.json"))
 	if err != nil {
@@ -320,12 +320,13 @@ esac
 	validate(t, stateJSON, "completed")
 	var st struct {
 		History []struct {
-			Excluded []string `json:"excluded_paths"`
+			Reverted []struct{ Status, Path, Pattern string } `json:"protected_reverts"`
 		} `json:"iteration_history"`
 	}
 	json.Unmarshal(stateJSON, &st)
-	if len(st.History) != 2 || !strings.Contains(strings.Join(st.History[0].Excluded, ","), ".github/workflows/evil.yml") {
-		t.Errorf("iteration history %+v: want iteration 1 to report the workflow kept out", st.History)
+	if len(st.History) != 2 || len(st.History[0].Reverted) != 1 || st.History[0].Reverted[0].Path != ".github/workflows/evil.yml" ||
+		st.History[0].Reverted[0].Status != "A" {
+		t.Errorf("iteration history %+v: want iteration 1 to report the workflow reverted", st.History)
 	}
 	if b, _ := os.ReadFile(filepath.Join(w.work, "check-errors.txt")); !bytes.Contains(b, []byte("Permission denied")) {
 		t.Errorf("the completion command's write to GITHUB_OUTPUT was not refused:\n%s", b)

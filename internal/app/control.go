@@ -543,7 +543,7 @@ func Resume(ctx context.Context, dir, id string, ro ResumeOptions, o IO, h Hooks
 	sp := amended.Spec
 	st.SetSpec(sp)
 
-	repo, err := gitrepo.Open(root, gitrepo.Options{Remote: h.Remote, Token: h.Token, Exclude: sp.Publish.Exclude})
+	repo, err := h.openRepo(root)
 	if err != nil {
 		return nil, usage(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aiwg/agent-loop/internal/criteria"
 	"github.com/aiwg/agent-loop/internal/spec"
 )
 
@@ -70,6 +71,34 @@ func TestResolveCriterionNonInteractiveNeedsHighConfidence(t *testing.T) {
 	}
 }
 
+// Below high the proposal is not adopted, and the error carries it for the
+// Action's comment; at high the Action verifies it by running it first.
+func TestResolveCriterionNotAdoptedCarriesTheProposal(t *testing.T) {
+	s := spec.Defaults(spec.DoorAction)
+	s.Spec.Task = "fix the failing tests"
+	dir := t.TempDir() // a Go module with no CI: the manifest alone, medium
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/m\n\ngo 1.22\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "m_test.go"), []byte("package m\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) {}\n"), 0o644)
+	_, err := resolveCriterion(context.Background(), s, spec.DoorAction, dir, IO{Stderr: &bytes.Buffer{}}, false)
+	prop, ok := NotAdopted(err)
+	if !IsUsage(err) || !ok || prop.Command != "go test ./..." || prop.Confidence == "high" {
+		t.Fatalf("err %v, proposal %q %s (not adopted: %v)", err, prop.Command, prop.Confidence, ok)
+	}
+	if c := prop.AdoptionComment(criteria.InputNames{Completion: "completion"}); !strings.Contains(c, `completion: "go test ./..."`) {
+		t.Errorf("comment:\n%s", c)
+	}
+	// goRepo's CI states `go test ./...`: high, verified by running it (a
+	// real go test), then adopted.
+	var errOut bytes.Buffer
+	r, err := resolveCriterion(context.Background(), s, spec.DoorAction, goRepo(t), IO{Stderr: &errOut, Environ: os.Environ()}, false)
+	if err != nil || r.criterion.Command != "go test ./..." {
+		t.Fatalf("high: %q %v\n%s", r.criterion.Command, err, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "(qualified)") || !strings.Contains(string(r.yaml), "verdict: qualified") {
+		t.Errorf("the adoption was not verified:\n%s\n%s", errOut.String(), r.yaml)
+	}
+}
+
 // Where the criterion came from is right for each door and for a trigger
 // comment's hint.
 func TestCriterionSource(t *testing.T) {
@@ -86,7 +115,9 @@ func TestCriterionSource(t *testing.T) {
 		t.Fatalf("--completion: %+v %v", r.criterion, err)
 	}
 	s.Spec.Criterion.Command, s.Spec.Criterion.Hint = "", "tests pass"
-	r, err = resolveCriterion(context.Background(), s, spec.DoorAction, dir, IO{}, false)
+	// The Action verifies an inferred check by running it: with the
+	// harness's environment (PATH), go test runs.
+	r, err = resolveCriterion(context.Background(), s, spec.DoorAction, dir, IO{Environ: os.Environ()}, false)
 	if err != nil || r.criterion.Source != spec.SourceHint || r.criterion.Hint != "tests pass" || !strings.Contains(r.criterion.Command, "go test") {
 		t.Fatalf("comment hint: %+v %v", r.criterion, err)
 	}

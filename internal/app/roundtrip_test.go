@@ -111,13 +111,14 @@ func TestResumeRoundTripsEverySpecField(t *testing.T) {
 		Criterion: spec.Criterion{Command: "sh test.sh", Workdir: ".", Setup: "true", Source: spec.SourceHint, Confidence: "high",
 			Evidence: []string{"ci-config: ci.yml runs sh test.sh"}, Hint: "done exists",
 			Depends: spec.Depends{Files: []string{"test.sh"}, Targets: []string{"Makefile:test"}, Runner: "sh"},
-			Origin:  &spec.Origin{File: ".github/workflows/ci.yml", Job: "test", Step: "Test"}},
+			Origin:  &spec.Origin{File: ".github/workflows/ci.yml", Job: "test", Step: "Test", Run: "https://github.com/o/r/actions/runs/1"}},
 		Limits: spec.Limits{MaxIterations: 3, Timeout: 10 * time.Minute, IterationTimeout: 5 * time.Minute, IdleTimeout: 4 * time.Minute,
 			CheckTimeout: 3 * time.Minute, BudgetUSD: 5, MaxTokens: 1_000_000},
 		Agent: spec.Agent{Provider: "command", Command: "sh agent.sh", Model: "model-1", MaxTurns: 7, Args: []string{"--effort", "high"},
 			Config: spec.AgentConfigPrivate},
-		Publish: spec.Publish{Branch: "agent-loop/roundtrip", Commit: true, Push: true, Exclude: []string{"vendor/"}, PR: "none", Draft: true, Base: "main"},
+		Publish: spec.Publish{Branch: "agent-loop/roundtrip", Commit: true, Push: true, Protected: []string{"vendor/**"}, PR: "none", Draft: true, Base: "main"},
 		Policy:  spec.Policy{Regression: "warn", ConfirmRuns: 2},
+		Context: "CI failed: the workflow \"CI\" failed.",
 	}
 	if zero := zeroFields(reflect.ValueOf(full), "Spec"); len(zero) > 0 {
 		t.Fatalf("give these fields of the Spec a value in this test (and make sure resume carries them): %v", zero)

@@ -18,6 +18,7 @@ import (
 	"github.com/aiwg/agent-loop/internal/judge"
 	"github.com/aiwg/agent-loop/internal/loop"
 	"github.com/aiwg/agent-loop/internal/process"
+	"github.com/aiwg/agent-loop/internal/protected"
 	"github.com/aiwg/agent-loop/internal/provider"
 	"github.com/aiwg/agent-loop/internal/redact"
 	"github.com/aiwg/agent-loop/internal/report"
@@ -48,6 +49,19 @@ type Hooks struct {
 	// completion hint always is): a check they name came from the comment
 	// (the criterion's source "trigger").
 	TaskFromComment bool
+	// Repo is the repository the caller opened already (the Action, which
+	// checks out and publishes with it): the loop uses it instead of
+	// opening the work tree a second time, so one record of the branches
+	// and one trusted store govern the whole step.
+	Repo *gitrepo.Repo
+}
+
+// openRepo is the caller's repository, or the work tree at dir opened.
+func (h Hooks) openRepo(dir string) (*gitrepo.Repo, error) {
+	if h.Repo != nil {
+		return h.Repo, nil
+	}
+	return gitrepo.Open(dir, gitrepo.Options{Remote: h.Remote, Token: h.Token})
 }
 
 // RunResult is what a finished run reports to its caller.
@@ -72,7 +86,7 @@ func Run(ctx context.Context, v spec.Validated, o IO, h Hooks) (*RunResult, erro
 	sp := s.Spec
 	// 1. Preflight: every problem at once.
 	var problems []error
-	repo, err := gitrepo.Open(s.Start.Dir, gitrepo.Options{Remote: h.Remote, Token: h.Token, Exclude: sp.Publish.Exclude})
+	repo, err := h.openRepo(s.Start.Dir)
 	if err != nil {
 		return nil, problemList(append(problems, err))
 	}
@@ -98,6 +112,21 @@ func Run(ctx context.Context, v spec.Validated, o IO, h Hooks) (*RunResult, erro
 			problems = append(problems, err)
 		} else if len(dirty) > 0 {
 			problems = append(problems, fmt.Errorf("the work tree has uncommitted changes (%s); commit or stash them, or pass %s to let the loop start from them", listSome(dirty, 5), door.Ref("allow-dirty")))
+		}
+	} else if set, err := protected.Compile(sp.Publish.Protected); err == nil && len(sp.Publish.Protected) > 0 {
+		// The loop reverts changes to protected paths to the last commit:
+		// uncommitted ones of the user's would be lost with them.
+		dirty, err := repo.Dirty(ctx)
+		var hit []string
+		for _, p := range dirty {
+			if _, ok := set.Match(p); ok {
+				hit = append(hit, p)
+			}
+		}
+		if err != nil {
+			problems = append(problems, err)
+		} else if len(hit) > 0 {
+			problems = append(problems, fmt.Errorf("the work tree has uncommitted changes to protected paths (%s), which the loop would revert; commit or stash them, or leave them out of %s", listSome(hit, 5), door.Ref("protected-paths")))
 		}
 	}
 	secrets := harnessSecrets(o, h.Token)

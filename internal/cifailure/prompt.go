@@ -219,18 +219,18 @@ func Prompt(c *Criterion, excerpts []LogExcerpt, culprit Culprit) string {
 		fmt.Fprintf(&b, " also failed; %s, so its criterion is inferred\n", f.Reason)
 	}
 	if t := culprit.Text(); t != "" {
-		b.WriteString("\n" + fence(t) + "\n")
+		b.WriteString("\n" + Fence(t) + "\n")
 	}
 	for _, e := range excerpts {
-		fmt.Fprintf(&b, "\nThe output of job %q, step %q (trimmed):\n%s\n", e.Job, e.Step, fence(e.Text))
+		fmt.Fprintf(&b, "\nThe output of job %q, step %q (trimmed):\n%s\n", e.Job, e.Step, Fence(e.Text))
 	}
 	b.WriteString("\nDo not change the workflow files or weaken the failing checks: fix the code (or the tests, if they are wrong) so that the steps pass.\n")
 	return b.String()
 }
 
-// fence wraps untrusted text in a code fence longer than any run of
-// backticks in it.
-func fence(text string) string {
+// Fence wraps untrusted text in a Markdown code fence longer than any run
+// of backticks in it.
+func Fence(text string) string {
 	longest, run := 0, 0
 	for _, r := range text {
 		if r == '`' {

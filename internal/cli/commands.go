@@ -4,16 +4,19 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/aiwg/agent-loop/internal/action"
 	"github.com/aiwg/agent-loop/internal/app"
 	"github.com/aiwg/agent-loop/internal/criteria"
+	"github.com/aiwg/agent-loop/internal/process"
 	"github.com/aiwg/agent-loop/internal/spec"
+	"github.com/aiwg/agent-loop/internal/verify"
 )
 
 func init() {
 	register(subcommand{name: "run", usage: "run [flags] TASK", summary: "run a loop until the completion command passes", run: (*Command).runCmd})
-	register(subcommand{name: "infer", usage: "infer [--format yaml|json] TASK", summary: "show the completion command agent-loop would use, with its evidence", run: (*Command).inferCmd})
+	register(subcommand{name: "infer", usage: "infer [--format yaml|json] [--verify] TASK", summary: "show the completion command agent-loop would use, with its evidence (--verify: run it once to show it runs the tests)", run: (*Command).inferCmd})
 	register(subcommand{name: "status", usage: "status [--all] [--check-stale] [--format text|json] [LOOP_ID]", summary: "list loops, or show one", run: (*Command).statusCmd})
 	register(subcommand{name: "attach", usage: "attach LOOP_ID", summary: "follow a running loop's output", run: (*Command).attachCmd})
 	register(subcommand{name: "pause", usage: "pause LOOP_ID", summary: "pause a running loop after its current iteration", run: (*Command).pauseCmd})
@@ -74,8 +77,11 @@ func (c *Command) finishRun(res *app.RunResult, err error) error {
 }
 
 func (c *Command) inferCmd(ctx context.Context, args []string) error {
-	fs, dir := c.flags("infer", "infer [--format yaml|json] [-C DIR] TASK", nil)
+	fs, dir := c.flags("infer", "infer [--format yaml|json] [--verify [--verify-timeout MIN] [--no-setup]] [-C DIR] TASK", nil)
 	format := fs.String("format", "yaml", "output `format`: yaml or json")
+	doVerify := fs.Bool("verify", false, "run the proposed command (then the next candidates, until one runs the tests) once, in the repository, and report what it showed; a candidate that runs no test is refused")
+	perCandidate := fs.Int("verify-timeout", 5, "with --verify: limit for one candidate's run, in `MIN`utes (its setup gets as long again; all of them at most three times this)")
+	noSetup := fs.Bool("no-setup", false, "with --verify: do not run the candidates' setup commands (run them yourself first)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -85,6 +91,9 @@ func (c *Command) inferCmd(ctx context.Context, args []string) error {
 	if *format != "yaml" && *format != "json" {
 		return usagef("--format: unknown format %q (valid: yaml, json)", *format)
 	}
+	if *perCandidate < 1 || *perCandidate > 120 {
+		return usagef("--verify-timeout: %d minutes is out of range (valid: 1 to 120)", *perCandidate)
+	}
 	root, err := app.RepoOrDir(*dir)
 	if err != nil {
 		return err
@@ -92,6 +101,18 @@ func (c *Command) inferCmd(ctx context.Context, args []string) error {
 	p, err := criteria.Infer(ctx, root, fs.Arg(0))
 	if err != nil {
 		return err
+	}
+	if *doVerify {
+		// The harness's own verifier: the one that runs the check in a loop
+		// (sh -c in the repository, the filtered environment, bounded).
+		per := time.Duration(*perCandidate) * time.Minute
+		fmt.Fprintf(c.Stderr, "agent-loop: verifying by running, at most %s per candidate\n", per)
+		if p, err = criteria.Verify(ctx, root, p, criteria.VerifyOptions{
+			Runner: &verify.Shell{ScanReports: true}, Env: process.SafeEnv(c.Environ()),
+			PerCandidate: per, Total: 3 * per, NoSetup: *noSetup,
+		}); err != nil {
+			return err
+		}
 	}
 	var b []byte
 	if *format == "json" {

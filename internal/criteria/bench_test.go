@@ -64,7 +64,7 @@ func BenchmarkInferMonorepo(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := inferRepo(b.Context(), r, "fix the failing tests", "")
+	p, err := inferRepo(b.Context(), r, "fix the failing tests", Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestMonorepoReadsBounded(t *testing.T) {
 	}
 	defer r.close()
 	start := time.Now()
-	p, err := inferRepo(t.Context(), r, "fix the failing tests", "")
+	p, err := inferRepo(t.Context(), r, "fix the failing tests", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

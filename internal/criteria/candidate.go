@@ -34,6 +34,27 @@ type candidate struct {
 	// origin is where the command was found, when the layer knows it as
 	// data (a CI step); originOf derives it otherwise.
 	origin *Origin
+	// variant says why the candidate runs a variant of the suite (another
+	// platform, toolchain or kind of suite, or something else than this
+	// repository's code): "" for the project's own suite.
+	variant string
+	// narrow is how much of the suite the command leaves out (a package,
+	// a test name, a group): 0 for the whole suite.
+	narrow int
+	// ciBacked: the candidate is a canonical target that covers the CI
+	// gate (CI's steps are its evidence). ciVariant: CI only runs variants
+	// (this command), so the candidate comes from another layer.
+	ciBacked  bool
+	ciVariant string
+	// parts are the other test commands of the same CI job (each in
+	// workdir): the job's suite is the command and its parts.
+	parts []string
+	// pkg is the one workspace package a CI command selects (yarn
+	// workspace X, nx test X), "" for none.
+	pkg string
+	// sameRunner are all the other test commands of the job, variants
+	// named so included (for the union of a suite run in parts).
+	sameRunner []string
 }
 
 func finding(layer, source, text string) Finding {

@@ -26,6 +26,16 @@ type ciJob struct {
 	skip           string // why the job is not a gate (deploy, manual, ...)
 	order          int
 	gating         bool // runs on push / pull request
+	// checkoutPath is where the job checks the repository out (the path:
+	// of actions/checkout, as written and as resolved): a directory there
+	// is the repository root (GOPATH layouts).
+	checkoutPath []string
+	// otherRepos are the other repositories the job checks out or clones:
+	// a job that tests them is not this repository's gate.
+	otherRepos []string
+	// artifacts: the job tests what another job built (it downloads an
+	// artifact before its commands).
+	artifacts bool
 }
 
 // ciStep is one step: a run: script or a uses: action.
@@ -34,6 +44,7 @@ type ciStep struct {
 	uses       string
 	with       map[string]string
 	run        string
+	rawRun     string // run: as written, before ${{ }} substitution
 	unresolved []string
 	shell      string
 	wd         string
@@ -103,7 +114,7 @@ func readCI(r *repo) []*ciJob {
 		}
 	}
 	if data, ok := r.read(".gitlab-ci.yml"); ok {
-		js, err := parseGitLabCI(".gitlab-ci.yml", data)
+		js, err := parseGitLabCI(".gitlab-ci.yml", data, r.host)
 		if err != nil {
 			r.unreadable(LayerCIConfig, ".gitlab-ci.yml", err)
 		} else {
@@ -166,16 +177,16 @@ func parseGitHubWorkflow(r *repo, file string, data []byte) ([]*ciJob, error) {
 				j.skip = "the workflow has no trigger this reader understands"
 			}
 		}
-		cell, note := pickMatrixCell(mapGet(mapGet(jn, "strategy"), "matrix"))
+		cell, note := pickMatrixCell(mapGet(mapGet(jn, "strategy"), "matrix"), r.host)
 		j.matrixNote = note
 		env := map[string]string{}
 		for k, v := range wfEnv {
 			env[k] = v
 		}
-		for k, v := range stringMap(mapGet(jn, "env")) {
+		j.env = exprEnv{matrix: cell, env: env, inputs: inputs}
+		for k, v := range j.envMap(mapGet(jn, "env")) {
 			env[k] = v
 		}
-		j.env = exprEnv{matrix: cell, env: env, inputs: inputs}
 		// Resolve env values that refer to the matrix.
 		for k, v := range env {
 			if s, un := j.env.substitute(v); len(un) == 0 {
@@ -223,6 +234,7 @@ func parseGitHubWorkflow(r *repo, file string, data []byte) ([]*ciJob, error) {
 		for i, st := range seqItems(mapGet(jn, "steps")) {
 			j.steps = append(j.steps, j.readStep(r, st, i, shell, 0)...)
 		}
+		j.readCheckouts(seqItems(mapGet(jn, "steps")))
 		jobs = append(jobs, j)
 	}
 	return jobs, nil
@@ -248,6 +260,88 @@ func workflowTriggers(on *yaml.Node) []string {
 	return nil
 }
 
+// matrixObjectRe matches an env: that is a whole matrix object:
+// env: ${{ matrix.env }}.
+var matrixObjectRe = lazyre.New(`^\$\{\{\s*matrix\.([A-Za-z0-9_.-]+)\s*\}\}$`)
+
+// envMap reads an env: mapping; an env: that names a matrix object takes
+// that object's fields from the chosen cell.
+func (j *ciJob) envMap(n *yaml.Node) map[string]string {
+	n = resolveAlias(n)
+	if n != nil && n.Kind == yaml.ScalarNode {
+		m := matrixObjectRe.FindStringSubmatch(strings.TrimSpace(n.Value))
+		if m == nil {
+			return nil
+		}
+		out := map[string]string{}
+		for k, v := range j.env.matrix {
+			if name, ok := strings.CutPrefix(k, m[1]+"."); ok && !strings.Contains(name, ".") {
+				out[name] = v
+			}
+		}
+		return out
+	}
+	return stringMap(n)
+}
+
+// retryActionRe matches the actions that run a shell command of their
+// with: command (retrying it on failure).
+var retryActionRe = lazyre.New(`(?i)^(nick-fields/retry|wandalen/wretry\.action|buildkite/retry)@`)
+
+// readCheckouts records where the job checks this repository out and which
+// other repositories it checks out or clones.
+func (j *ciJob) readCheckouts(steps []*yaml.Node) {
+	for _, st := range steps {
+		uses := strings.ToLower(scalar(mapGet(st, "uses")))
+		if !strings.HasPrefix(uses, "actions/checkout@") {
+			continue
+		}
+		with := mapGet(st, "with")
+		repo := scalar(mapGet(with, "repository"))
+		p := scalar(mapGet(with, "path"))
+		if repo != "" && !strings.Contains(repo, "github.repository") {
+			j.otherRepos = append(j.otherRepos, repo)
+			continue
+		}
+		if p != "" {
+			resolved, _ := j.env.substitute(p)
+			j.checkoutPath = append(j.checkoutPath, p, resolved)
+		}
+	}
+	for _, s := range j.steps {
+		if strings.HasPrefix(strings.ToLower(s.uses), "actions/download-artifact@") {
+			j.artifacts = true
+		}
+		for _, line := range strings.Split(s.run, "\n") {
+			if m := gitCloneRe.FindStringSubmatch(line); m != nil {
+				j.otherRepos = append(j.otherRepos, m[1])
+			}
+		}
+	}
+}
+
+// gitCloneRe finds a clone of another repository in a run: script.
+var gitCloneRe = lazyre.New(`\bgit\s+clone\s+(?:-{1,2}\S+\s+)*(?:"|')?((?:https?://|git@)\S+?)(?:"|')?(?:\s|$)`)
+
+// rebase maps a directory that lies in the job's checkout path (a GOPATH
+// layout) to the repository-relative one.
+func (j *ciJob) rebase(dir string) string {
+	for _, p := range j.checkoutPath {
+		p = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(p, "${{ github.workspace }}/"), "./"), "/")
+		if p == "" || p == "." {
+			continue
+		}
+		d := strings.TrimPrefix(dir, "./")
+		switch {
+		case d == p:
+			return "."
+		case strings.HasPrefix(d, p+"/"):
+			return clean(strings.TrimPrefix(d, p+"/"))
+		}
+	}
+	return dir
+}
+
 // readStep reads one step; a local composite action (uses: ./.github/
 // actions/x) is replaced by its own steps.
 func (j *ciJob) readStep(r *repo, st *yaml.Node, i int, shell string, depth int) []ciStep {
@@ -259,7 +353,7 @@ func (j *ciJob) readStep(r *repo, st *yaml.Node, i int, shell string, depth int)
 		shell: shell,
 		wd:    scalar(mapGet(st, "working-directory")),
 		cond:  scalar(mapGet(st, "if")),
-		env:   stringMap(mapGet(st, "env")),
+		env:   j.envMap(mapGet(st, "env")),
 		index: i,
 	}
 	if sh := scalar(mapGet(st, "shell")); sh != "" {
@@ -284,8 +378,14 @@ func (j *ciJob) readStep(r *repo, st *yaml.Node, i int, shell string, depth int)
 		s.wd, un = env.substitute(s.wd)
 		s.unresolved = append(s.unresolved, un...)
 	}
+	if cmd := s.with["command"]; s.run == "" && retryActionRe.MatchString(s.uses) && cmd != "" {
+		// A retry action runs its command: a run: step in all but name.
+		s.run, s.with = cmd, nil
+		s.uses = ""
+	}
 	if run := mapGet(st, "run"); run != nil {
 		var un []string
+		s.rawRun = scriptText(run)
 		s.run, un = env.substitute(scriptText(run))
 		s.unresolved = append(s.unresolved, un...)
 	}
@@ -362,7 +462,7 @@ var (
 // pickMatrixCell chooses one concrete cell: Linux for the OS, the newest
 // version for version axes, the first value otherwise; include entries that
 // match extend it, exclude entries are skipped.
-func pickMatrixCell(m *yaml.Node) (map[string]string, string) {
+func pickMatrixCell(m *yaml.Node, host Host) (map[string]string, string) {
 	cell := map[string]string{}
 	m = resolveAlias(m)
 	if m == nil {
@@ -395,7 +495,7 @@ func pickMatrixCell(m *yaml.Node) (map[string]string, string) {
 			if len(vals) == 0 {
 				continue
 			}
-			axes = append(axes, axis{kv[0].Value, orderAxis(kv[0].Value, vals)})
+			axes = append(axes, axis{kv[0].Value, orderAxis(kv[0].Value, vals, host)})
 			total *= len(vals)
 		}
 	}
@@ -428,12 +528,13 @@ func pickMatrixCell(m *yaml.Node) (map[string]string, string) {
 		}
 	}
 	if len(axes) == 0 && len(includes) > 0 {
-		// A matrix of include entries only: take the first Linux one.
+		// A matrix of include entries only: the best entry (Linux, no
+		// variant, an interpreter the machine has), the first among equals.
 		pick := includes[0]
-		for _, inc := range includes {
-			if isLinuxEntry(inc) {
-				pick = inc
-				break
+		best := entryScore(pick, host)
+		for _, inc := range includes[1:] {
+			if sc := entryScore(inc, host); sc < best {
+				pick, best = inc, sc
 			}
 		}
 		for _, kv := range mapPairs(pick) {
@@ -442,8 +543,33 @@ func pickMatrixCell(m *yaml.Node) (map[string]string, string) {
 		total = len(includes)
 		found = true
 	} else if found {
+		// An include entry that adds its own combination (no axis value
+		// matches) competes with the axes' pick: an interpreter the
+		// machine has is the default entry.
+		linuxCell := false
+		for _, v := range cell {
+			lv := strings.ToLower(v)
+			linuxCell = linuxCell || strings.Contains(lv, "ubuntu") || strings.Contains(lv, "linux")
+		}
+		best := cellScore(cell, linuxCell, host)
+		standalone := false
 		for _, inc := range includes {
-			if matchesEntry(cell, inc, true) {
+			if matchesEntry(cell, inc, false) || mentionsOtherOS(inc) {
+				continue
+			}
+			if sc := entryScore(inc, host); sc < best {
+				best = sc
+				standalone = true
+				cell = map[string]string{}
+				for _, kv := range mapPairs(inc) {
+					flattenInto(cell, kv[0].Value, kv[1])
+				}
+			}
+		}
+		// Include entries extend the axes' combinations; an entry that is
+		// a combination of its own is not extended by the others.
+		for _, inc := range includes {
+			if !standalone && matchesEntry(cell, inc, true) {
 				for _, kv := range mapPairs(inc) {
 					if _, ok := cell[kv[0].Value]; !ok {
 						flattenInto(cell, kv[0].Value, kv[1])
@@ -509,6 +635,22 @@ func isLinuxEntry(n *yaml.Node) bool {
 	return false
 }
 
+// mentionsOtherOS reports an include entry that names a runner other than
+// Linux (an entry that names none runs on the job's runs-on).
+func mentionsOtherOS(n *yaml.Node) bool {
+	flat := map[string]string{}
+	for _, kv := range mapPairs(n) {
+		flattenInto(flat, kv[0].Value, kv[1])
+	}
+	for _, v := range flat {
+		lv := strings.ToLower(v)
+		if strings.Contains(lv, "windows") || strings.Contains(lv, "macos") || strings.HasPrefix(lv, "mac-") {
+			return true
+		}
+	}
+	return false
+}
+
 func matchesAny(cell map[string]string, entries []*yaml.Node) bool {
 	for _, e := range entries {
 		if matchesEntry(cell, e, false) {
@@ -544,8 +686,73 @@ func matchesEntry(cell map[string]string, e *yaml.Node, include bool) bool {
 	return matchedOne || include
 }
 
+// entryScore ranks an include entry of a matrix (lower is better): a
+// Linux entry (or one that names no OS), without variant words (minimum
+// versions, experimental, a free-threaded or PyPy interpreter), with an
+// interpreter the machine has.
+func entryScore(n *yaml.Node, host Host) int {
+	flat := map[string]string{}
+	for _, kv := range mapPairs(n) {
+		flattenInto(flat, strings.ToLower(kv[0].Value), kv[1])
+	}
+	return cellScore(flat, isLinuxEntry(n), host)
+}
+
+// cellScore is entryScore of a flattened cell.
+func cellScore(flat map[string]string, linux bool, host Host) int {
+	score := 0
+	{
+		for _, k := range sortedKeys(flat) {
+			v := flat[k]
+			k = strings.ToLower(k)
+			lv := strings.ToLower(v)
+			switch {
+			case !linux && (strings.Contains(lv, "windows") || strings.Contains(lv, "macos") || strings.Contains(lv, "mac-") || strings.HasPrefix(lv, "mac")):
+				score += 10
+			case k == "experimental" && lv == "true":
+				score += 5
+			case variantValue(v):
+				score += 5
+			case pythonAxis(k) && hostPython(v, host):
+				score -= 3
+			}
+		}
+	}
+	return score
+}
+
+// variantValue reports a matrix value that names a variant: prefer-lowest,
+// tests-min, pypy-3.10, a free-threaded 3.14t, nightly.
+func variantValue(v string) bool {
+	if freeThreadedRe.MatchString(v) {
+		return true
+	}
+	w, what := variantWord(v)
+	return w != "" && what != "another platform"
+}
+
+var freeThreadedRe = lazyre.New(`^(py|python)?3\.[0-9]+t$`)
+
+// pythonAxis reports a matrix axis that holds Python versions.
+func pythonAxis(key string) bool {
+	k := strings.ToLower(key)
+	return strings.Contains(k, "python") || k == "py" || strings.HasSuffix(k, ".python") || k == "interpreter"
+}
+
+var pythonVersionRe = lazyre.New(`^(?:py|python|cpython-?)?(3\.[0-9]+)(?:\.[0-9x]+)?$`)
+
+// hostPython reports whether v is the version of the machine's default
+// Python ("3.11" when python3 is 3.11).
+func hostPython(v string, host Host) bool {
+	if host == nil {
+		return false
+	}
+	m := pythonVersionRe.FindStringSubmatch(strings.TrimSpace(v))
+	return m != nil && m[1] == host.Python()
+}
+
 // orderAxis orders an axis's values by preference.
-func orderAxis(key string, vals []*yaml.Node) []*yaml.Node {
+func orderAxis(key string, vals []*yaml.Node, host Host) []*yaml.Node {
 	out := append([]*yaml.Node(nil), vals...)
 	allScalar := true
 	for _, v := range out {
@@ -588,9 +795,17 @@ func orderAxis(key string, vals []*yaml.Node) []*yaml.Node {
 		}
 	}
 	if versions || nVersions*2 >= len(out) && nVersions > 0 {
-		// Versions (with a few extras like jruby-head): the newest
-		// version first, the extras last.
+		// Versions (with a few extras like jruby-head): for Python, an
+		// interpreter the machine has first; then the newest version, the
+		// extras last.
+		py := pythonAxis(key)
 		sort.SliceStable(out, func(a, b int) bool {
+			if py {
+				ha, hb := hostPython(out[a].Value, host), hostPython(out[b].Value, host)
+				if ha != hb {
+					return ha
+				}
+			}
 			va, vb := versionRe.MatchString(out[a].Value), versionRe.MatchString(out[b].Value)
 			if va != vb {
 				return va
@@ -606,10 +821,15 @@ func orderAxis(key string, vals []*yaml.Node) []*yaml.Node {
 		})
 		return out
 	}
-	// Prefer stable toolchains over nightly/beta/experimental ones.
+	// Prefer stable toolchains over nightly/beta/experimental ones, and the
+	// plain value over one that names a variant (prefer-lowest, valgrind).
 	rank := func(v string) int {
 		v = strings.ToLower(v)
 		switch {
+		case hostPython(v, host):
+			return -1
+		case variantValue(v):
+			return 3
 		case v == "stable" || v == "latest" || v == "lts/*" || v == "lts":
 			return 0
 		case strings.Contains(v, "nightly") || strings.Contains(v, "beta") || strings.Contains(v, "dev") || strings.Contains(v, "canary") || strings.Contains(v, "experimental") || strings.Contains(v, "pypy") || strings.Contains(v, "head") || strings.Contains(v, "rc"):
@@ -648,7 +868,7 @@ var gitlabReserved = map[string]bool{"image": true, "services": true, "stages": 
 
 var gitlabVarRe = lazyre.New(`\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?`)
 
-func parseGitLabCI(file string, data []byte) ([]*ciJob, error) {
+func parseGitLabCI(file string, data []byte, host Host) ([]*ciJob, error) {
 	root, err := parseYAMLNode(data)
 	if err != nil {
 		return nil, err
@@ -708,7 +928,7 @@ func parseGitLabCI(file string, data []byte) ([]*ciJob, error) {
 		if pm := mapGet(get("parallel"), "matrix"); pm != nil {
 			items := seqItems(pm)
 			if len(items) > 0 {
-				c, note := pickMatrixCell(items[0])
+				c, note := pickMatrixCell(items[0], host)
 				cell = c
 				j.matrixNote = strings.Replace(note, "matrix of", "parallel:matrix of", 1)
 				for k, v := range c {

@@ -147,7 +147,7 @@ func analyzeJob(j *ciJob, m *manifests) *jobAnalysis {
 				cmdEnv[k] = v
 			}
 		}
-		wd := firstNonEmpty(s.wd, j.defaultWD)
+		wd := j.rebase(firstNonEmpty(s.wd, j.defaultWD))
 		wd = clean(strings.TrimPrefix(strings.TrimPrefix(wd, "${{ github.workspace }}"), "$GITHUB_WORKSPACE"))
 		if s.uses != "" {
 			cmd, setup, note := actionStep(s)
@@ -199,7 +199,7 @@ func analyzeJob(j *ciJob, m *manifests) *jobAnalysis {
 			}
 		}
 		for _, sc := range cmds {
-			dir := join(wd, sc.Dir)
+			dir := j.rebase(join(wd, sc.Dir))
 			jc := jobCmd{step: s, text: replaceWorkspaceVar(sc.Text, dir), args: sc.Args, dir: dir, dirUnknown: sc.DirUnknown, orFallback: sc.OrFallback || s.softFail,
 				compound: sc.Compound, unresolved: s.unresolved, pipedTo: sc.PipedTo, env: cmdEnv}
 			if sc.Compound {
@@ -212,9 +212,27 @@ func analyzeJob(j *ciJob, m *manifests) *jobAnalysis {
 				}
 			} else {
 				jc.info = cl.classify(sc.Args, dir)
+				// A runner that reads its selection from the environment
+				// (TOXENV=pylint) is what that selection makes it.
+				for _, v := range runnerEnvVars {
+					if val := cmdEnv[v.name]; val != "" && jc.info.sig == v.sig && !placeholderRe.MatchString(val) {
+						jc.info = cl.classify(append(append([]string(nil), sc.Args...), v.flag, val), dir)
+						break
+					}
+				}
 			}
 			if sc.Background {
 				jc.info.kind = kService
+			}
+			if a := shellcmd.StripWrappers(sc.Args).Args; len(a) > 0 && shellcmd.ToolName(a[0]) == "xargs" {
+				// The tests it runs are the names on its input, which CI
+				// computes (the files a pull request changed).
+				jc.info.kind = kCIOnly
+			}
+			if jc.info.kind.Has(kTest) && updatesSnapshots(sc.Args) {
+				// jest -u, vitest --update: rewrites the expectations to
+				// match, so it passes whatever the code does.
+				jc.info.kind = (jc.info.kind &^ (gateKinds | kE2E)) | kCIOnly
 			}
 			if s.setupOnly && jc.info.kind&gateKinds != 0 {
 				jc.info.kind = (jc.info.kind &^ gateKinds) | kInstall
@@ -245,6 +263,15 @@ var categories = []kind{kTest, kLint | kFormat, kType, kBuild, kCoverage}
 
 // ciCandidates turns the jobs into gate candidates, one per job and kind.
 func ciCandidates(jobs []*ciJob, m *manifests) (cands []candidate, notes []Finding) {
+	// A platform is a variant only beside Linux jobs: a project whose CI
+	// runs only on macOS tests there.
+	m.ciLinux = map[string]bool{}
+	for _, j := range jobs {
+		ro := strings.ToLower(j.runsOn)
+		if j.skip == "" && !strings.Contains(ro, "windows") && !strings.Contains(ro, "macos") {
+			m.ciLinux[j.file] = true
+		}
+	}
 	for _, j := range jobs {
 		src := j.file + " job " + j.id
 		if j.skip != "" {
@@ -323,7 +350,7 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 	// One gate per job: the broadest (no filter to one package, binary or
 	// test name), the first among equals.
 	penalty := func(g int) int {
-		n := narrowness(a.cmds[g])
+		n := narrowness(a.cmds[g], m.tree)
 		// A build that also tests (mvn package, gradle build) is a worse
 		// test gate than a plain test command of the same job.
 		if cat == kTest && len(pure) > 0 && a.cmds[g].info.kind.Has(kBuild) {
@@ -356,47 +383,56 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 	src := j.file + " job " + j.id + " " + first.step.label()
 	c := candidate{source: src, sig: first.info.sig, runner: first.info.runner, script: first.info.script, inner: first.info.inner, strong: true,
 		origin: &Origin{File: j.file, Job: j.id, Step: first.step.title()}}
+	if cat == kTest {
+		for _, o := range others {
+			if o.compound || o.info.kind.Has(kE2E) {
+				continue
+			}
+			var discard []Finding
+			text, why, _ := m.localText(o, workdirOf(first, m), &discard, src)
+			if why != "" {
+				continue
+			}
+			c.sameRunner = append(c.sameRunner, text)
+			if stepVariant(o) == "" {
+				c.parts = append(c.parts, text)
+			}
+		}
+	}
 	var ev []Finding
 	workdir := first.dir
 	for !m.r.isDir(workdir) && workdir != "." {
 		workdir = parentDir(workdir)
 	}
+	if workdir != first.dir {
+		// The directory does not exist in a fresh clone: a step before the
+		// gate must create it (a build directory), or the gate cannot run.
+		made := false
+		for i := 0; i < best; i++ {
+			if producesFiles(a.cmds[i].info, a.cmds[i].args) {
+				made = true
+			}
+		}
+		if !made {
+			c.unusable = "it runs in " + first.dir + ", which a left-out CI step creates (a clone, a worktree, a download)"
+		}
+	}
 	var texts []string
 	for _, g := range chosen {
-		text := g.text
 		k := g.info.kind
 		c.kind |= k & (gateKinds | kE2E)
 		c.inners = append(c.inners, g.info.inners...)
 		if g.compound {
 			c.problems = append(c.problems, "the gate is a shell loop or condition taken whole")
 		}
-		if g.dirUnknown {
-			c.unusable = "it runs after a cd to a directory that is not literal"
+		text, why, problem := m.localText(g, workdir, &ev, src)
+		if why != "" {
+			c.unusable = why
 		}
-		if len(g.unresolved) > 0 && placeholderRe.MatchString(text) {
-			c.unusable = "it uses " + strings.Join(g.unresolved, ", ") + ", which only CI can resolve"
+		if problem != "" {
+			c.problems = append(c.problems, problem)
 		}
-		if k.Has(kWatch) {
-			if g.info.fix != "" {
-				c.problems = append(c.problems, g.info.note)
-				text = strings.Replace(text, strings.Join(g.args, " "), g.info.fix, 1)
-			} else {
-				c.unusable = "it starts a watcher that never exits"
-			}
-		}
-		text = localEquivalent(g, &ev, src)
-		text = dropCIAssignments(text, &ev, src)
-		if expanded, ok := expandKnownVars(text, g.env); ok {
-			ev = append(ev, finding(LayerCIConfig, src, "CI runs `"+restore(text, g.unresolved)+"`; the variables it sets in env: are expanded, since the loop does not set them"))
-			text = expanded
-		}
-		if g.dir != workdir {
-			text = localInDir(text, workdir, g.dir, g.info)
-		}
-		texts = append(texts, restore(text, g.unresolved))
-		if g.info.note != "" && !k.Has(kWatch) {
-			ev = append(ev, finding(LayerCIConfig, src, g.info.note))
-		}
+		texts = append(texts, text)
 	}
 	c.command = strings.Join(texts, " && ")
 	c.workdir = workdir
@@ -425,11 +461,16 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 	// what was built, so every check must rebuild the current sources.
 	var setups, chain []jobCmd
 	rebuilds := strings.HasPrefix(first.info.sig, "ctest")
+	// A test harness of the repository (./runtest, tests/run.sh) runs
+	// what the job built before it; the check builds first as well.
+	harness := first.info.runner == "" && !first.info.kind.Has(kBuild) && first.info.script == "" && len(first.args) > 0 && strings.Contains(first.args[0], "/")
 	for i := 0; i < best; i++ {
 		cmd := a.cmds[i]
 		k := cmd.info.kind
 		switch {
 		case rebuilds && (k.Has(kBuild) || isConfigure(cmd)):
+			chain = append(chain, cmd)
+		case harness && k.Has(kBuild) && !k.Has(kInstall) && isCompile(cmd):
 			chain = append(chain, cmd)
 		case k.Has(kInstall) && !k.Has(kToolchain) && k&gateKinds == 0:
 			setups = append(setups, cmd)
@@ -437,9 +478,19 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 	}
 	if len(chain) > 0 {
 		c.command = renderChain(chain, first, workdir)
-		ev = append(ev, finding(LayerCIConfig, j.file+" job "+j.id, "ctest runs what was last built, so the check configures and builds first, as CI does: every check tests the current sources"))
+		if rebuilds {
+			ev = append(ev, finding(LayerCIConfig, j.file+" job "+j.id, "ctest runs what was last built, so the check configures and builds first, as CI does: every check tests the current sources"))
+		} else {
+			ev = append(ev, finding(LayerCIConfig, j.file+" job "+j.id, "the test harness runs what the job built before it, so the check builds first, as CI does: every check tests the current sources"))
+		}
 	}
 	c.setup = renderSetup(setups, a.setups, workdir)
+	for _, field := range []*string{&c.command, &c.setup} {
+		if fixed, note := repairGenerator(*field, m.host); note != "" {
+			*field = fixed
+			ev = append(ev, finding(LayerCIConfig, src, note))
+		}
+	}
 	if c.setup != "" {
 		ev = append(ev, finding(LayerCIConfig, j.file+" job "+j.id, "setup before the gate: `"+c.setup+"`"))
 	}
@@ -483,25 +534,164 @@ func jobCandidate(j *ciJob, a *jobAnalysis, cat kind, m *manifests) (candidate, 
 	if a.windows {
 		c.problems = append(c.problems, "the job runs on "+j.runsOn+", not Linux")
 	}
+	c.narrow = narrowness(first, m.tree)
+	c.pkg = workspaceSelection(first.args)
+	if c.variant = jobVariant(j, a, cat, m.ciLinux[j.file], m.at(".").ecosystems); c.variant == "" {
+		c.variant = stepVariant(first)
+	}
 	c.evidence = ev
 	return c, true
 }
 
-// narrowFlags select a part of a suite.
-var narrowFlags = []string{"--projects", "-pl", "--bin", "--lib", "--test", "--manifest-path", "-p", "--package", "-run", "--run", "-k", "--filter", "--only", "--example", "--doc", "--exclude", "-m", "--testNamePattern", "-t", "--grep", "-g", "--tests", "--include-tag", "--tag"}
+// localText turns one command of a CI job into what runs the same check
+// in a fresh clone, from workdir: CI-only variables, decoration, sharding
+// and matrix pins left out, the runner's environment selection made a flag.
+// why says why it cannot run at all; problem is a trap it keeps.
+func (m *manifests) localText(g jobCmd, workdir string, ev *[]Finding, src string) (text, why, problem string) {
+	g.text = dropSharding(g.text, ev, src)
+	k := g.info.kind
+	if g.dirUnknown {
+		why = "it runs after a cd to a directory that is not literal"
+	}
+	if len(g.unresolved) > 0 && placeholderRe.MatchString(g.text) {
+		why = "it uses " + strings.Join(g.unresolved, ", ") + ", which only CI can resolve"
+	}
+	if k.Has(kWatch) {
+		if g.info.fix != "" {
+			problem = g.info.note
+		} else {
+			why = "it starts a watcher that never exits"
+		}
+	}
+	text = localEquivalent(g, ev, src)
+	if k.Has(kWatch) && g.info.fix != "" {
+		text = strings.Replace(text, strings.Join(g.args, " "), g.info.fix, 1)
+	}
+	text = dropCIAssignments(text, ev, src)
+	text = dropMatrixProperties(text, g.step.rawRun, ev, src)
+	text = runnerEnvAsFlags(text, g, ev, src)
+	if expanded, ok := expandKnownVars(text, g.env); ok {
+		*ev = append(*ev, finding(LayerCIConfig, src, "CI runs `"+restore(text, g.unresolved)+"`; the variables it sets in env: are expanded, since the loop does not set them"))
+		text = expanded
+	}
+	text = unquoteNeedless(text)
+	if plain, dec := m.plainCommand(text, g.dir); len(dec) > 0 {
+		*ev = append(*ev, finding(LayerCIConfig, src, "CI-only decoration left out (it changes how results are reported, not which tests run): "+strings.Join(dec, " ")))
+		text = plain
+	}
+	if plain, dec := m.plainPosargs(text, g); len(dec) > 0 {
+		*ev = append(*ev, finding(LayerCIConfig, src, "CI-only decoration of the arguments passed to the test runner left out: "+strings.Join(dec, " ")))
+		text = plain
+	}
+	if g.dir != workdir {
+		text = localInDir(text, workdir, g.dir, g.info)
+	}
+	if g.info.note != "" && !k.Has(kWatch) {
+		*ev = append(*ev, finding(LayerCIConfig, src, g.info.note))
+	}
+	return restore(text, g.unresolved), why, problem
+}
+
+// updatesSnapshots reports a test command told to rewrite its snapshots or
+// expectations instead of checking them.
+func updatesSnapshots(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "-u", "--update", "--updateSnapshot", "--update-snapshots", "--update-snapshot", "--snapshot-update", "--bless", "--accept":
+			return true
+		}
+	}
+	return false
+}
+
+// workspaceSelection names the one workspace package a monorepo command
+// runs in (yarn workspace X, pnpm --filter X, npm -w X, nx test X,
+// turbo --filter X, lerna --scope X), "" for none.
+func workspaceSelection(args []string) string {
+	args = shellcmd.StripWrappers(args).Args
+	if len(args) == 0 {
+		return ""
+	}
+	tool := shellcmd.ToolName(args[0])
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		next := ""
+		if i+1 < len(args) {
+			next = args[i+1]
+		}
+		switch {
+		case tool == "yarn" && a == "workspace" && i == 1:
+			return next
+		case (a == "--filter" || a == "-F" || a == "--scope") && next != "" && !strings.Contains(next, "..."):
+			return next
+		case strings.HasPrefix(a, "--filter=") || strings.HasPrefix(a, "--scope="):
+			return strings.SplitN(a, "=", 2)[1]
+		case tool == "npm" && (a == "-w" || a == "--workspace") && next != "":
+			return next
+		}
+	}
+	// nx TARGET PROJECT, nx run PROJECT:TARGET (run-many and affected run
+	// many).
+	for i, a := range args {
+		if shellcmd.ToolName(a) != "nx" {
+			continue
+		}
+		rest := args[i+1:]
+		if len(rest) >= 2 && rest[0] != "run-many" && rest[0] != "affected" && !strings.HasPrefix(rest[1], "-") {
+			if rest[0] == "run" {
+				return strings.SplitN(rest[1], ":", 2)[0]
+			}
+			return rest[1]
+		}
+	}
+	return ""
+}
+
+// workdirOf is the existing directory a job command runs in (the nearest
+// existing ancestor of its directory).
+func workdirOf(g jobCmd, m *manifests) string {
+	w := g.dir
+	for !m.r.isDir(w) && w != "." {
+		w = parentDir(w)
+	}
+	return w
+}
+
+// narrowFlags select a part of a suite (used when the runner is not
+// known to shellcmd, so its arguments are not sorted).
+var narrowFlags = []string{"--projects", "-pl", "--bin", "--lib", "--test", "-p", "--package", "-run", "--run", "-k", "--filter", "--only", "--example", "--doc", "--testNamePattern", "-t", "--grep", "-g", "--tests", "--include-tag", "--tag", "--group", "--testsuite", "--selectProjects", "--project"}
 
 // narrowness scores how much of the suite a command leaves out.
-func narrowness(c jobCmd) int {
+func narrowness(c jobCmd, tree *shellcmd.Tree) int {
 	n := 0
 	args := shellcmd.StripWrappers(c.args).Args
-	for i, a := range args {
-		for _, f := range narrowFlags {
-			if a == f || strings.HasPrefix(a, f+"=") {
-				n += 2
+	counted := false
+	if tree != nil && len(args) > 0 && !c.compound {
+		a := shellcmd.Analyze(tree, strings.Join(quoteAll(args), " "), c.dir)
+		for _, st := range a.Steps {
+			if st.Runner == "" || st.Fallback || !st.Kind.Has(kTest) {
+				continue
 			}
+			// Only what the command itself selects counts: a named
+			// script's selection is the project's own definition of its
+			// suite.
+			if len(st.Via) == 0 {
+				n += selectionNarrowness(st.Selection, st.Dir, tree)
+			}
+			counted = true
+			break
 		}
-		if a == "--" && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-			n += 2 // cargo test -- some::test::name
+	}
+	if !counted {
+		for i, a := range args {
+			for _, f := range narrowFlags {
+				if a == f || strings.HasPrefix(a, f+"=") {
+					n += 2
+				}
+			}
+			if a == "--" && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				n += 2 // cargo test -- some::test::name
+			}
 		}
 	}
 	if c.compound {
@@ -510,11 +700,67 @@ func narrowness(c jobCmd) int {
 	if s := c.info.script; s != "" && s != "test" && strings.HasPrefix(s, "test") {
 		n++ // test:cf, test-unit: a part of the suite named after it
 	}
+	if workspaceSelection(c.args) != "" {
+		n += 2 // one package of a monorepo
+	}
 	if c.info.kind.Has(kE2E) {
 		n += 4
 	}
 	if strings.Contains(c.text, "/") && len(args) > 0 && strings.Contains(args[0], "/") && c.info.kind&gateKinds == 0 {
 		n++
+	}
+	return n
+}
+
+// includeFlags pick some tests by name, group, package or project: a part
+// of the suite. Exclusions (--exclude-group, -m "not slow", --skip) are how
+// a gate leaves out what needs services, so they do not count.
+var includeFlags = map[string]bool{
+	"-run": true, "--run": true, "-k": true, "--filter": true, "--group": true, "-t": true, "--testNamePattern": true,
+	"--grep": true, "-g": true, "--only": true, "--include-tag": true, "--tag": true, "-p": true, "--package": true,
+	"-pl": true, "--projects": true, "--tests": true, "--selectProjects": true, "--project": true, "--testsuite": true,
+	"-e": false, "--env": false, "-f": false, "--bin": true, "--lib": true, "--test": true, "--example": true, "--doc": true,
+	"-R": true, "--tests-regex": true, "-L": true, "--label-regex": true, "-Dtest": true, "--testPathPattern": true,
+	"--testPathPatterns": true, "-E": true, "--filter-expr": true, "--test-name-pattern": true, "--spec": true, "--fgrep": true,
+}
+
+// wholeSuite are positional selections that name the whole suite: the
+// package pattern of Go, the current directory, the usual test roots.
+var wholeSuite = map[string]bool{"./...": true, "...": true, ".": true, "./": true, "test": true, "tests": true, "spec": true, "specs": true, "t": true, "testing": true, "src": true, "lib": true}
+
+// selectionNarrowness scores the selection arguments of a test step: 2 for
+// each that includes only some tests, 0 for exclusions and for positional
+// arguments that name the whole suite.
+func selectionNarrowness(sel []string, dir string, tree *shellcmd.Tree) int {
+	n := 0
+	for _, s := range sel {
+		flag, _, _ := strings.Cut(strings.Fields(s + " ")[0], "=")
+		if strings.HasPrefix(flag, "-") {
+			if strings.HasPrefix(flag, "-Dtest") || includeFlags[flag] {
+				n += 2
+			}
+			continue
+		}
+		p := strings.TrimSuffix(strings.TrimPrefix(s, "./"), "/")
+		if wholeSuite[s] || wholeSuite[p] || strings.HasSuffix(s, "/...") && wholeSuite[strings.TrimSuffix(p, "/...")] {
+			continue
+		}
+		// A path of the repository or a test id selects; anything else is
+		// likely the value of a flag the runner's table does not know.
+		base := strings.TrimSuffix(p, "/...")
+		if i := strings.Index(base, "::"); i >= 0 {
+			base = base[:i]
+		}
+		if strings.ContainsAny(base, "*?[") {
+			base = parentDir(base)
+		}
+		switch path.Ext(base) {
+		case ".toml", ".json", ".yaml", ".yml", ".ini", ".cfg", ".xml", ".conf", ".config":
+			continue // a configuration file, the value of a flag the table does not know
+		}
+		if strings.Contains(s, "::") || tree != nil && tree.Exists(join(dir, base)) {
+			n += 2
+		}
 	}
 	return n
 }
@@ -557,11 +803,16 @@ func localEquivalent(g jobCmd, ev *[]Finding, src string) string {
 		*ev = append(*ev, finding(LayerCIConfig, src, "gotestsum only formats `go test`: its local equivalent is `go test ./...`"))
 		return "go test ./..."
 	case "dotnet":
+		out := g.text
 		if shellcmd.HasFlag(args, "--no-build") {
-			out := strings.Replace(g.text, " --no-build", "", 1)
+			out = strings.Replace(out, " --no-build", "", 1)
 			*ev = append(*ev, finding(LayerCIConfig, src, "CI builds in an earlier step and tests with --no-build; the check drops --no-build so that every check tests the current code"))
-			return out
 		}
+		if shellcmd.HasFlag(args, "--no-restore") {
+			out = strings.Replace(out, " --no-restore", "", 1)
+			*ev = append(*ev, finding(LayerCIConfig, src, "CI restores in an earlier step and tests with --no-restore; a fresh clone has restored nothing, so the check lets dotnet restore"))
+		}
+		return out
 	case "xvfb-run":
 	}
 	if len(g.args) > 0 && path.Base(g.args[0]) == "xvfb-run" {
@@ -572,14 +823,117 @@ func localEquivalent(g jobCmd, ev *[]Finding, src string) string {
 
 var ciAssignRe = lazyre.New(`^(PATH|HOME|TERM|CI|FORCE_COLOR|NO_COLOR|[A-Z_]*COLOR[A-Z_]*|GITHUB_[A-Z_]+|RUNNER_[A-Z_]+|[A-Z_]*TOKEN|[A-Z_]*SECRET[A-Z_]*|[A-Z_]*_KEY)=`)
 
+// shardingFlags split a suite across CI machines (the union of the
+// shards is the whole suite) or set how many workers run it: neither
+// changes which tests run on one machine.
+var shardingFlags = map[string]bool{
+	"--shard": true, "--shards": true, "--partition": true, "--test-shard": true, "--total-shards": true, "--shard-index": true,
+	"--splits": true, "--split": true, "--group-index": true, "--max-workers": true, "--maxWorkers": true, "-w": false,
+	"--workers": true, "--numprocesses": true, "-n": false, "--jobs": true, "--parallel": false, "--concurrency": true,
+	"--test-concurrency": true, "--ci-node-index": true, "--ci-node-total": true,
+}
+
+// dropSharding removes sharding and worker-count flags whose value CI
+// computes or takes from its matrix (--shard=${{ matrix.shard }},
+// --max-workers ${{ steps.cpu.outputs.count }}): the local check runs the
+// whole suite with the runner's own default.
+func dropSharding(text string, ev *[]Finding, src string) string {
+	out, dropped := dropFlags(strings.Fields(text), func(name, val string, _ bool) (bool, bool) {
+		always, known := shardingFlags[name]
+		computed := placeholderRe.MatchString(val) || strings.Contains(val, "${{")
+		shard := strings.Contains(name, "shard") || strings.Contains(name, "partition") || strings.Contains(name, "split") || strings.Contains(name, "node")
+		return known, computed || shard && always
+	})
+	if len(dropped) == 0 {
+		return text
+	}
+	*ev = append(*ev, finding(LayerCIConfig, src, "CI splits the suite across machines or sets its worker count; left out, so one run covers the whole suite: "+strings.Join(dropped, " ")))
+	return strings.Join(out, " ")
+}
+
+// runnerEnvVars are the variables a runner reads to choose what it runs,
+// with the flag that says the same on the command line: CI's matrix sets
+// TOXENV for each cell, and without it tox runs every env.
+var runnerEnvVars = []struct{ sig, name, flag string }{
+	{"tox", "TOXENV", "-e"}, {"tox", "TOX_ENV", "-e"}, {"nox", "NOXSESSION", "-s"},
+}
+
+// runnerEnvAsFlags makes the selection CI passes to a runner through the
+// environment part of the command, as the runner's own flag.
+func runnerEnvAsFlags(text string, g jobCmd, ev *[]Finding, src string) string {
+	args := shellcmd.StripWrappers(g.args).Args
+	for _, v := range runnerEnvVars {
+		val, ok := g.env[v.name]
+		if !ok || g.info.sig != v.sig || val == "" || strings.ContainsAny(val, "$ '\"\\") || placeholderRe.MatchString(val) {
+			continue
+		}
+		if shellcmd.HasFlag(args, v.flag) || shellcmd.HasFlag(args, "--env") || shellcmd.HasFlag(args, "--session") || shellcmd.HasFlag(args, "-f") {
+			continue
+		}
+		fields := strings.Fields(text)
+		at := -1
+		for i, f := range fields {
+			if shellcmd.ToolName(f) == v.sig {
+				at = i + 1
+				if at < len(fields) && (fields[at] == "run" || fields[at] == "r") {
+					at++
+				}
+				break
+			}
+		}
+		if at < 0 {
+			continue
+		}
+		out := append(append(append([]string(nil), fields[:at]...), v.flag, val), fields[at:]...)
+		*ev = append(*ev, finding(LayerCIConfig, src, fmt.Sprintf("CI selects what %s runs with %s=%s in its environment; the command says it with %s %s", v.sig, v.name, val, v.flag, val)))
+		return strings.Join(out, " ")
+	}
+	return text
+}
+
+// matrixPropertyRe finds a JVM build property set from a matrix value:
+// -Ptest.java.version=${{ matrix.java }}.
+var matrixPropertyRe = lazyre.New(`(-[PD][A-Za-z0-9_.\-]+)=\$\{\{\s*matrix\.`)
+
+// dropMatrixProperties removes the -P/-D build properties whose value CI
+// takes from its matrix (one JVM or mode of several): the local build
+// runs with the project's default.
+func dropMatrixProperties(text, raw string, ev *[]Finding, src string) string {
+	props := matrixPropertyRe.FindAllStringSubmatch(raw, -1)
+	if len(props) == 0 {
+		return text
+	}
+	fields := strings.Fields(text)
+	var out, dropped []string
+	for _, f := range fields {
+		drop := false
+		for _, p := range props {
+			if strings.HasPrefix(f, p[1]+"=") {
+				drop = true
+			}
+		}
+		if drop {
+			dropped = append(dropped, f)
+			continue
+		}
+		out = append(out, f)
+	}
+	if len(dropped) == 0 {
+		return text
+	}
+	*ev = append(*ev, finding(LayerCIConfig, src, "build properties CI takes from its matrix left out (the project's default is the local build): "+strings.Join(dropped, " ")))
+	return strings.Join(out, " ")
+}
+
 // dropCIAssignments removes leading variable assignments that only serve CI
-// (colours, PATH to CI-installed tools, tokens).
+// (colours, PATH to CI-installed tools, tokens) or set nothing (X=”).
 func dropCIAssignments(text string, ev *[]Finding, src string) string {
 	fields := strings.Fields(text)
 	i := 0
 	var dropped []string
-	for i < len(fields) && shellcmd.IsAssignment(fields[i]) && !strings.ContainsAny(fields[i], `"'`) {
-		if !ciAssignRe.MatchString(fields[i]) {
+	for i < len(fields) && shellcmd.IsAssignment(fields[i]) && (!strings.ContainsAny(fields[i], `"'`) || strings.HasSuffix(fields[i], "=''") || strings.HasSuffix(fields[i], `=""`)) {
+		_, val, _ := strings.Cut(fields[i], "=")
+		if !ciAssignRe.MatchString(fields[i]) && val != "" && val != "''" && val != `""` {
 			return text
 		}
 		dropped = append(dropped, strings.SplitN(fields[i], "=", 2)[0])
@@ -636,6 +990,20 @@ func renderSetup(cmds []jobCmd, implied []string, workdir string) string {
 		parts = append(parts, text)
 	}
 	return strings.Join(parts, " && ")
+}
+
+// isCompile reports a command that compiles the project in place (make,
+// cmake --build, ninja, meson compile).
+func isCompile(c jobCmd) bool {
+	args := shellcmd.StripWrappers(c.args).Args
+	if len(args) == 0 {
+		return false
+	}
+	switch shellcmd.ToolName(args[0]) {
+	case "make", "gmake", "ninja", "cmake", "meson", "scons", "bazel":
+		return true
+	}
+	return false
 }
 
 // isConfigure reports whether a command configures a C/C++ build (or makes

@@ -2,9 +2,11 @@ package criteria
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/aiwg/agent-loop/internal/lazyre"
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 )
 
 // mdCommand is a command found in a Markdown file.
@@ -111,12 +113,56 @@ var contextFiles = []struct {
 	{"README.md", false}, {"README", false}, {"readme.md", false}, {"Readme.md", false},
 }
 
+// contributorDocNames are the names of contributor and testing docs kept
+// outside the usual places (docs/_docs/contributing.md, TESTING.md).
+var contributorDocNames = map[string]bool{
+	"contributing.md": true, "contributing": true, "development.md": true, "developing.md": true, "hacking.md": true,
+	"testing.md": true, "tests.md": true, "running-tests.md": true, "running_tests.md": true,
+}
+
+// discoverContextFiles finds contributor docs that contextFiles does not
+// name: in the root, .github, docs or doc, and the directories one level
+// inside docs (docs/_docs, docs/community).
+func discoverContextFiles(r *repo) []struct {
+	path string
+	all  bool
+} {
+	known := map[string]bool{}
+	for _, cf := range contextFiles {
+		known[strings.ToLower(cf.path)] = true
+	}
+	dirs := []string{".", ".github", "docs", "doc"}
+	for _, d := range []string{"docs", "doc"} {
+		for _, sub := range r.subdirs(d) {
+			dirs = append(dirs, join(d, sub))
+		}
+	}
+	var out []struct {
+		path string
+		all  bool
+	}
+	for _, d := range dirs {
+		for _, n := range r.names(d) {
+			p := join(d, n)
+			if !contributorDocNames[strings.ToLower(n)] || known[strings.ToLower(p)] || r.isDir(p) {
+				continue
+			}
+			known[strings.ToLower(p)] = true
+			out = append(out, struct {
+				path string
+				all  bool
+			}{p, false})
+		}
+	}
+	return out
+}
+
 // contextCandidates is layer 2: commands people are told to run.
 func contextCandidates(r *repo, m *manifests) ([]candidate, []Finding) {
 	var cands []candidate
 	var facts []Finding
 	cl := m.classifier()
-	for _, cf := range contextFiles {
+	for _, cf := range append(contextFiles[:len(contextFiles):len(contextFiles)], discoverContextFiles(r)...) {
 		data, ok := r.read(cf.path)
 		if !ok {
 			continue
@@ -180,6 +226,51 @@ func contextInstall(cl classifier, cmds []mdCommand) (string, string) {
 	return "", ""
 }
 
+// notACommand reports a documented "command" that is a single word naming
+// a path, a source or data file, or a bot's slash command (/ok-to-test):
+// prose in backticks, not something to run.
+func notACommand(args []string) bool {
+	if len(args) != 1 {
+		return false
+	}
+	w := args[0]
+	switch {
+	case strings.HasPrefix(w, "./") && !strings.HasSuffix(w, "/"):
+		return false // ./runtests.py: run as a program
+	case strings.HasPrefix(w, "/") && !strings.Contains(w[1:], "/"):
+		return true
+	case strings.HasSuffix(w, "/"):
+		return true
+	}
+	switch path.Ext(w) {
+	case ".rb", ".py", ".yml", ".yaml", ".json", ".md", ".ts", ".js", ".go", ".rs", ".java", ".kt", ".php", ".ex", ".exs", ".cs", ".toml", ".xml", ".txt", ".lock":
+		return true
+	}
+	return false
+}
+
+// buildChain is the text of the commands before a test in one documented
+// line when they configure or build what it tests ("" otherwise: a line
+// of separate commands, or a cd).
+func buildChain(cl classifier, before []shellcmd.Command) string {
+	if len(before) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, sc := range before {
+		if sc.Compound || sc.DirUnknown || sc.Dir != "" && sc.Dir != "." || len(sc.Args) == 0 {
+			return ""
+		}
+		info := cl.classify(sc.Args, ".")
+		tool := shellcmd.ToolName(shellcmd.StripWrappers(sc.Args).Args[0])
+		if !info.kind.Has(kBuild) && !info.kind.Has(kInstall) && tool != "cmake" && tool != "meson" && tool != "mkdir" && !strings.HasSuffix(sc.Args[0], "configure") {
+			return ""
+		}
+		parts = append(parts, sc.Text)
+	}
+	return strings.Join(parts, " && ")
+}
+
 // commandCandidates turns one documented command line into gate candidates.
 func commandCandidates(cl classifier, mc mdCommand, file string, r *repo) []candidate {
 	text := mc.text
@@ -191,11 +282,26 @@ func commandCandidates(cl classifier, mc mdCommand, file string, r *repo) []cand
 		return nil
 	}
 	var out []candidate
-	for _, sc := range cmds {
+	for i, sc := range cmds {
 		if sc.Compound || sc.OrFallback || len(sc.Args) == 0 || sc.DirUnknown {
 			continue
 		}
+		if notACommand(sc.Args) {
+			continue // a path, a file or a bot's /command named in prose
+		}
 		info := cl.classify(sc.Args, sc.Dir)
+		if chain := buildChain(cl, cmds[:i]); chain != "" && info.kind.Has(kTest) && i == len(cmds)-1 && !mc.inline {
+			// `cmake -S . -B build && cmake --build build && ctest ...`:
+			// the test runs what the line builds before it, so the line
+			// is the command.
+			c := candidate{command: chain + " && " + sc.Text, workdir: ".", kind: info.kind &^ kWatch, sig: info.sig, source: fmt.Sprintf("%s:%d", file, mc.line), strong: true,
+				evidence: []Finding{finding(LayerContextFile, fmt.Sprintf("%s:%d", file, mc.line), "says to run `"+text+"` (the test runs what the line builds first)")}}
+			if mc.section != "" {
+				c.source += fmt.Sprintf(" (section %q)", mc.section)
+			}
+			out = append(out, c)
+			continue
+		}
 		if info.kind&gateKinds == 0 || info.kind.Has(kDeploy) || info.kind.Has(kBench) {
 			continue
 		}

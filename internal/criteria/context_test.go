@@ -1,6 +1,7 @@
 package criteria
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -68,7 +69,9 @@ func TestContextLayer(t *testing.T) {
 				".github/CONTRIBUTING.md": "## Testing\n\n```sh\ncd server && cargo test --all-features\n```\n",
 				"server/Cargo.toml":       "[package]\nname = \"s\"\n",
 			},
-			task: "fix the failing tests", command: "cargo test --all-features", workdir: "server", conf: ConfidenceHigh,
+			// The doc alone states --all-features: the manifest's plain
+			// `cargo test` runs other tests, so nothing confirms it.
+			task: "fix the failing tests", command: "cargo test --all-features", workdir: "server", conf: ConfidenceMedium,
 		},
 		{
 			name: "CI wins over the context file",
@@ -91,5 +94,20 @@ func TestContextLayer(t *testing.T) {
 				t.Errorf("got %q in %q (%s); want %q in %q (%s)\n%s", p.Command, p.Workdir, p.Confidence, tc.command, tc.workdir, tc.conf, p.Summary())
 			}
 		})
+	}
+}
+
+// Words in backticks that are not commands are not candidates: a path, a
+// source or data file, a bot's slash command.
+func TestNotACommand(t *testing.T) {
+	t.Parallel()
+	for cmd, want := range map[string]bool{
+		"test/": true, "/ok-to-test": true, "spec/project_spec.rb": true, ".github/workflows/check.yml": true,
+		"exposed-tests/src/main/kotlin/": true, "make test": false, "./runtests.py": false, "script/test": false, "pytest": false,
+		"bin/rails test": false,
+	} {
+		if got := notACommand(strings.Fields(cmd)); got != want {
+			t.Errorf("notACommand(%q) = %v, want %v", cmd, got, want)
+		}
 	}
 }

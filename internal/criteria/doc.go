@@ -3,7 +3,8 @@
 // that led to it, so that agent-loop can run without --completion.
 //
 // Inference is deterministic, reads files only (it never runs the
-// repository's code) and is built of the five layers of seed 001, each a
+// repository's code; it asks the machine which programs and which Python it
+// has, through Host) and is built of the five layers of seed 001, each a
 // separate unit:
 //
 //  1. the task verb gives the criterion class (taskverb.go), or a refusal
@@ -26,7 +27,21 @@
 //
 // synth.go weighs the layers: CI usually wins, a manifest or context file
 // confirms it or supplies the local equivalent, and the rationale names every
-// finding and every trap it recognised. trigger.go parses the trigger phrases
-// ("ralph this: X", "loop until X", "/agent-loop fix until green") that start
-// a loop from a comment.
+// finding and every trap it recognised. A CI job's role (the gate, or a
+// variant: another platform, toolchain, kind of suite, repository or built
+// artifact) is decided from what it runs and its context (rank.go); the
+// manifest's canonical target wins when it covers CI's gate steps
+// (canonical.go); a candidate that cannot run in a fresh clone is refused
+// or repaired (runnable.go); a repository with several independent suites
+// lists them (suites.go). The confidence is high only when the evidence is
+// direct and nothing is known against it; the reasons it is not are in the
+// rationale, and AdoptionComment (comment.go) is what the Action posts
+// instead of adopting such a proposal.
+//
+// Verify (verify.go) is the one part that runs anything: `infer --verify`
+// and the Action, before adopting a proposal, run the top candidates once,
+// bounded, through a Runner (the harness's own verifier), and refuse those
+// that run no test. trigger.go parses the trigger phrases ("ralph this: X",
+// "loop until X", "/agent-loop fix until green") that start a loop from a
+// comment.
 package criteria

@@ -68,7 +68,7 @@ func FuzzGitLabCI(f *testing.F) {
 	addFixtureSeeds(f, "*/.gitlab-ci.yml")
 	f.Add([]byte(".t: &t {script: [make]}\nj:\n  <<: *t\n  extends: [.t, .t]\n  parallel: {matrix: [{A: [1, 2]}]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = parseGitLabCI(".gitlab-ci.yml", data)
+		_, _ = parseGitLabCI(".gitlab-ci.yml", data, nil)
 	})
 }
 

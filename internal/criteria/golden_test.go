@@ -71,7 +71,16 @@ var goldenCases = []struct {
 	{"no-manifest-lint", "no-manifest", "make the linter pass", ""},
 	{"turbo-ci", "turbo-ci", "add a --json flag to the CLI", ""},
 	{"turbo-ci-types", "turbo-ci", "fix the type errors", ""},
+	// Patterns of the inference study (testdata/study/FINDINGS-*.md).
+	{"polyglot", "polyglot", "fix the failing tests", ""},
+	{"polyglot-named", "polyglot", "fix the failing tests in bindings/node", ""},
+	{"tox-env-matrix", "tox-env-matrix", "fix the failing tests", ""},
+	{"variant-jobs-only", "variant-jobs-only", "fix the failing tests", ""},
 }
+
+// fixtureHost is the machine the fixtures' checks are inferred for, the
+// same on every machine the tests run on: Python 3.11, ninja present.
+var fixtureHost = StaticHost{PythonVersion: "3.11", Programs: map[string]bool{"ninja": true, "python3.11": true}}
 
 func TestInferGolden(t *testing.T) {
 	t.Parallel()
@@ -92,7 +101,7 @@ func TestInferGolden(t *testing.T) {
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p, err := InferWithHint(context.Background(), filepath.Join("testdata", "repos", tc.repo), tc.task, tc.hint)
+			p, err := InferWith(context.Background(), filepath.Join("testdata", "repos", tc.repo), tc.task, Options{Hint: tc.hint, Host: fixtureHost})
 			if err != nil {
 				t.Fatalf("Infer: %v", err)
 			}

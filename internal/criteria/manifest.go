@@ -17,6 +17,11 @@ type manifests struct {
 	// tree reads the named scripts of the task runners (shellcmd's model,
 	// shared with the judge) through the repository's cache.
 	tree *shellcmd.Tree
+	// host is the machine the check will run on (which programs it has).
+	host Host
+	// ciLinux: some job of the workflow file runs on Linux (so a macOS or
+	// Windows job of that workflow is a variant).
+	ciLinux map[string]bool
 }
 
 // dirManifests is what one directory's manifests say.
@@ -44,7 +49,7 @@ type dirManifests struct {
 }
 
 func newManifests(r *repo) *manifests {
-	return &manifests{r: r, dirs: map[string]*dirManifests{}, tree: shellcmd.NewTree(repoFS{r})}
+	return &manifests{r: r, dirs: map[string]*dirManifests{}, tree: shellcmd.NewTree(repoFS{r}), host: defaultHost}
 }
 
 // at returns the manifests of dir, reading them the first time.

@@ -8,12 +8,12 @@ func (m *manifests) readCMake(d *dirManifests) {
 	if data, ok := m.r.read(join(d.dir, "CMakeLists.txt")); ok {
 		d.eco("cmake")
 		src := join(d.dir, "CMakeLists.txt")
-		configure := "cmake -B build"
+		configure := "cmake -S . -B build"
 		build := "cmake --build build"
 		d.add(candidate{command: build, kind: kBuild, sig: "cmake --build", source: src, setup: configure, rank: 3,
 			evidence: []Finding{finding(LayerManifest, src, "CMake project: configure with `"+configure+"`, build with `"+build+"`")}})
 		if ctestRe.Match(data) {
-			d.add(candidate{command: configure + " && " + build + " && ctest --test-dir build --output-on-failure", kind: kTest, sig: "ctest", source: src, rank: 3,
+			d.add(candidate{command: configure + " && " + build + " && ctest --test-dir build", kind: kTest, sig: "ctest", source: src, rank: 3,
 				evidence: []Finding{
 					finding(LayerManifest, src, "CMake registers tests with CTest: configure, build, then `ctest --test-dir build`; ctest runs what was last built, so every check rebuilds first"),
 				}})

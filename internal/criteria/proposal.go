@@ -62,6 +62,15 @@ type Proposal struct {
 	// Origin is where Command was found, as data (the rationale says it in
 	// words); nil when refused. Not marshalled: the loop's Spec keeps it.
 	Origin *Origin
+	// Suites lists the independent test suites of a repository that has
+	// several and no command that runs them all (a polyglot repository, a
+	// monorepo without a root test target), each with its evidence:
+	// Command is then the most central one, and the confidence at most
+	// medium. Empty when the repository has one suite.
+	Suites []Suite
+	// Verification lists what running the candidates showed, when the
+	// proposal was verified (Verify), in the order they ran.
+	Verification []Verification
 }
 
 // Origin is where a proposed command was found: a CI workflow's File,
@@ -71,6 +80,13 @@ type Proposal struct {
 type Origin struct {
 	File, Job, Step string
 	Named           string
+}
+
+// Suite is one independent test suite of a repository.
+type Suite struct {
+	Command string `json:"command" yaml:"command"`
+	Workdir string `json:"workdir" yaml:"workdir"`
+	Source  string `json:"source" yaml:"source"`
 }
 
 // Finding is one piece of evidence: which layer found what, where.
@@ -90,16 +106,18 @@ type Alternative struct {
 // wireProposal is the marshalled form, in schema order, with the nullable
 // fields as pointers.
 type wireProposal struct {
-	Task          string        `json:"task" yaml:"task"`
-	Class         string        `json:"criterion_class" yaml:"criterion_class"`
-	Criterion     string        `json:"criterion,omitempty" yaml:"criterion,omitempty"`
-	Command       *string       `json:"command" yaml:"command"`
-	Workdir       string        `json:"workdir" yaml:"workdir"`
-	Setup         *string       `json:"setup" yaml:"setup"`
-	Confidence    string        `json:"confidence" yaml:"confidence"`
-	Rationale     []Finding     `json:"rationale" yaml:"rationale"`
-	Alternatives  []Alternative `json:"alternatives,omitempty" yaml:"alternatives,omitempty"`
-	RefusalReason *string       `json:"refusal_reason" yaml:"refusal_reason"`
+	Task          string         `json:"task" yaml:"task"`
+	Class         string         `json:"criterion_class" yaml:"criterion_class"`
+	Criterion     string         `json:"criterion,omitempty" yaml:"criterion,omitempty"`
+	Command       *string        `json:"command" yaml:"command"`
+	Workdir       string         `json:"workdir" yaml:"workdir"`
+	Setup         *string        `json:"setup" yaml:"setup"`
+	Confidence    string         `json:"confidence" yaml:"confidence"`
+	Rationale     []Finding      `json:"rationale" yaml:"rationale"`
+	Alternatives  []Alternative  `json:"alternatives,omitempty" yaml:"alternatives,omitempty"`
+	RefusalReason *string        `json:"refusal_reason" yaml:"refusal_reason"`
+	Suites        []Suite        `json:"suites,omitempty" yaml:"suites,omitempty"`
+	Verification  []Verification `json:"verification,omitempty" yaml:"verification,omitempty"`
 }
 
 func nullable(s string) *string {
@@ -121,6 +139,8 @@ func (p Proposal) wire() wireProposal {
 		Rationale:     p.Rationale,
 		Alternatives:  p.Alternatives,
 		RefusalReason: nullable(p.RefusalReason),
+		Suites:        p.Suites,
+		Verification:  p.Verification,
 	}
 	if w.Workdir == "" {
 		w.Workdir = "."
@@ -140,6 +160,8 @@ func (p *Proposal) fromWire(w wireProposal) {
 		Confidence:   w.Confidence,
 		Rationale:    w.Rationale,
 		Alternatives: w.Alternatives,
+		Suites:       w.Suites,
+		Verification: w.Verification,
 	}
 	if w.Command != nil {
 		p.Command = *w.Command
@@ -219,6 +241,9 @@ func (p Proposal) Summary() string {
 		if p.RefusalReason != "" {
 			fmt.Fprintf(&b, "Reason: %s\n", p.RefusalReason)
 		}
+		for _, v := range p.Verification {
+			fmt.Fprintf(&b, "Verified:   `%s` in %s: %s (%s)\n", v.Command, v.Workdir, v.Result, v.Verdict)
+		}
 		b.WriteString("Give one with --completion CMD (a command that exits 0 when the task is done).\n")
 	} else {
 		workdir := p.Workdir
@@ -236,6 +261,15 @@ func (p Proposal) Summary() string {
 		}
 		fmt.Fprintf(&b, "Criterion:  %s\n", crit)
 		fmt.Fprintf(&b, "Confidence: %s\n", p.Confidence)
+		for _, v := range p.Verification {
+			fmt.Fprintf(&b, "Verified:   `%s` in %s: %s (%s)\n", v.Command, v.Workdir, v.Result, v.Verdict)
+		}
+		if len(p.Suites) > 1 {
+			fmt.Fprintf(&b, "Several test suites and no command that runs them all:\n")
+			for _, s := range p.Suites {
+				fmt.Fprintf(&b, "  - %s (in %s; %s)\n", s.Command, s.Workdir, s.Source)
+			}
+		}
 	}
 	if len(p.Rationale) > 0 {
 		// Traps and unreadable files are always shown; the other findings

@@ -45,6 +45,9 @@ type repo struct {
 	files    map[string]fileResult
 	problems []Finding // files that exist but could not be read or parsed
 	reported map[string]bool
+	// host is the machine the check will run on: the matrix entry it can
+	// run is the default one.
+	host Host
 }
 
 type fileResult struct {
@@ -64,7 +67,7 @@ func openRepo(dir string) (*repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading repository %q: %w", dir, err)
 	}
-	r := &repo{root: root, dirs: map[string][]fs.DirEntry{}, files: map[string]fileResult{}, reported: map[string]bool{}}
+	r := &repo{root: root, dirs: map[string][]fs.DirEntry{}, files: map[string]fileResult{}, reported: map[string]bool{}, host: defaultHost}
 	if _, err := r.list("."); err != nil {
 		_ = root.Close()
 		return nil, fmt.Errorf("reading repository %q: %w", dir, err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aiwg/agent-loop/internal/lazyre"
+	"github.com/aiwg/agent-loop/internal/shellcmd"
 )
 
 // evidence is everything the layers found, handed to synthesis.
@@ -22,6 +23,9 @@ type evidence struct {
 	m        *manifests
 	r        *repo
 	hasCI    bool
+	// taskDir is the directory the task names ("" for none): the
+	// criterion runs there.
+	taskDir string
 }
 
 var (
@@ -49,11 +53,21 @@ func score(c candidate, want kind) int {
 		s += 6
 	}
 	if want == kTest || want&kTest != 0 && !want.Has(kCoverage) {
-		if c.kind&(kLint|kFormat|kType) != 0 {
+		switch {
+		case c.kind&(kLint|kFormat) != 0:
 			s += 3
+		case c.kind.Has(kType):
+			s++ // type tests run with the suite (tsc over the test files)
 		}
 		if c.kind.Has(kE2E) {
 			s += 8
+		}
+		if c.kind.Has(kCoverage) {
+			s += 2 // a coverage run is the test run plus instrumentation: a plain one is the gate
+		}
+		s += 3 * buildProperties(c.command) // -Ptest.java.version=21: one configuration of several
+		if matrixRunners[c.sig] && !selectsEnv(c.command) {
+			s += 4 // bare tox or nox runs every env: other interpreters, lint, docs
 		}
 	}
 	if want.Has(kLint) && !c.kind.Has(kLint) {
@@ -71,6 +85,10 @@ func score(c candidate, want kind) int {
 	if want == kBuild && c.kind&(kTest|kLint) != 0 {
 		s += 4
 	}
+	if c.variant != "" {
+		s += 12
+	}
+	s += 2 * c.narrow
 	if c.layer == LayerCIConfig {
 		job := c.source
 		if i := strings.Index(job, " step "); i >= 0 {
@@ -92,10 +110,43 @@ func score(c candidate, want kind) int {
 		if c.workdir != "." {
 			s++ // a subproject's gate is less often the repository's suite
 		}
+		if peripheralDir(c.workdir) {
+			s += 2 // bindings, a client, the docs site: beside the project's own code
+		}
 	} else if !c.strong {
 		s += 3
 	}
 	return s
+}
+
+// serviceTrapRe matches a manifest trap that says the suite needs a
+// service the loop's machine may not run.
+var serviceTrapRe = lazyre.New(`(?i)\b(database|postgres|mysql|redis|mongo|service|docker|browser)\b`)
+
+// selectsEnv reports a tox or nox command that names its envs or sessions.
+func selectsEnv(command string) bool {
+	for _, f := range strings.Fields(command) {
+		name, _, _ := strings.Cut(f, "=")
+		switch name {
+		case "-e", "--env", "-f", "--factor", "-s", "--session", "--sessions", "-t", "--tags", "-k", "-m", "TOXENV", "NOXSESSION", "TOX_ENV":
+			return true
+		}
+		if strings.HasPrefix(f, "-e") && len(f) > 2 && !strings.HasPrefix(f, "--") {
+			return true
+		}
+	}
+	return false
+}
+
+// buildProperties counts the -P and -D properties of a JVM build command.
+func buildProperties(command string) int {
+	n := 0
+	for _, f := range strings.Fields(command) {
+		if len(f) > 2 && (strings.HasPrefix(f, "-P") || strings.HasPrefix(f, "-D")) && strings.Contains(f, "=") {
+			n++
+		}
+	}
+	return n
 }
 
 // pick returns the best usable candidate of a pool for the wanted kind.
@@ -141,6 +192,13 @@ func synthesize(task string, ev *evidence) Proposal {
 	p := Proposal{Task: task, Class: in.class, Criterion: in.criterion, Workdir: "."}
 	p.Rationale = append(p.Rationale, taskFinding(in))
 	want := wantKind(in.class)
+	if ev.taskDir != "" {
+		ev.ci = restrictTo(ev.ci, ev.taskDir)
+		ev.context = restrictTo(ev.context, ev.taskDir)
+		ev.aiwg = restrictTo(ev.aiwg, ev.taskDir)
+		ev.manifest = restrictTo(ev.manifest, ev.taskDir)
+		p.Rationale = append(p.Rationale, finding(LayerTaskVerb, "task", "the task names "+ev.taskDir+": the criterion is that directory's"))
+	}
 
 	var chosen candidate
 	var ok bool
@@ -171,21 +229,13 @@ func synthesize(task string, ev *evidence) Proposal {
 				p.Rationale = append(p.Rationale, finding(LayerCIConfig, chosen.source, fmt.Sprintf("CI's `%s` checks more than the task needs (%s); it runs `%s`, which is the check for this task", chosen.command, (chosen.kind&gateKinds&^want).String(), c.command)))
 				chosen = c
 			}
+			if want == kTest {
+				chosen = ev.gateOf(chosen, &p)
+			}
 		}
 	}
 	if !ok {
-		var pool []candidate
-		pool = append(pool, ev.aiwg...)
-		pool = append(pool, ev.context...)
-		pool = append(pool, ev.manifest...)
-		for i := range pool {
-			pool[i].order = i
-			pool[i].rank += layerPriority(pool[i].layer)
-		}
-		chosen, ok = pick(pool, want)
-		if ok {
-			chosen.rank -= layerPriority(chosen.layer)
-		}
+		chosen, ok = pickLocal(ev, want)
 	}
 	if !ok && (want == kType) {
 		// Compiling is the type check of a compiled language.
@@ -271,13 +321,96 @@ func synthesize(task string, ev *evidence) Proposal {
 	p.Rationale = append(p.Rationale, ev.r.problems...)
 
 	// Confidence.
-	p.Confidence = confidence(chosen, ev, want, len(confirms) > 0, thresholdNote)
+	var below []string
+	confirmed := false
+	for _, f := range confirms {
+		// A CI variant agreeing with the suite chosen instead of it is no
+		// confirmation.
+		if chosen.ciVariant == "" || f.Layer != LayerCIConfig {
+			confirmed = true
+		}
+	}
+	p.Confidence, below = confidence(chosen, ev, want, confirmed, thresholdNote)
+	for _, t := range d.traps {
+		if serviceTrapRe.MatchString(t.Finding) && p.Confidence == ConfidenceHigh {
+			p.Confidence = ConfidenceMedium
+			below = append(below, t.Finding)
+		}
+	}
+	for _, w := range below {
+		p.Rationale = append(p.Rationale, finding(chosen.layer, chosen.source, "below high: "+w))
+	}
 	if in.class == ClassImplementFeature && p.Confidence == ConfidenceHigh {
 		p.Confidence = ConfidenceMedium
 		p.Rationale = append(p.Rationale, finding(LayerTaskVerb, "task", "a new feature: the suite passing does not prove the feature exists until it has a test, so confidence is at most medium"))
 	}
 	p.Alternatives = alternatives(chosen, ev, want)
+	if want == kTest && ev.taskDir == "" && in.command == "" {
+		if p.Suites = ev.suitesOf(candidate{command: p.Command, workdir: p.Workdir, source: chosen.source}, want); len(p.Suites) > 1 {
+			p.Rationale = append(p.Rationale, finding(LayerCIConfig, chosen.source, fmt.Sprintf("CI tests %d directories in their own jobs and no command runs them all: the proposal lists every suite; name a directory in the task to choose one", len(p.Suites))))
+			if p.Confidence == ConfidenceHigh {
+				p.Confidence = ConfidenceMedium
+			}
+		}
+	}
 	return p
+}
+
+// pickLocal picks among the layers other than CI: the .aiwg artifacts,
+// the context files and the manifests.
+func pickLocal(ev *evidence, want kind) (candidate, bool) {
+	var pool []candidate
+	pool = append(pool, ev.aiwg...)
+	pool = append(pool, ev.context...)
+	pool = append(pool, ev.manifest...)
+	for i := range pool {
+		pool[i].order = i
+		pool[i].rank += layerPriority(pool[i].layer)
+	}
+	chosen, ok := pick(pool, want)
+	if ok {
+		chosen.rank -= layerPriority(chosen.layer)
+	}
+	return chosen, ok
+}
+
+// gateOf turns the best CI test gate into the criterion: when every CI
+// test job is a variant, the contributor doc or manifest's own suite wins;
+// otherwise the canonical target that covers the gate (its steps, a
+// broader selection, the same tests without CI's wrapper).
+func (ev *evidence) gateOf(g candidate, p *Proposal) candidate {
+	if g.variant != "" {
+		if alt, ok := pickLocal(ev, kTest); ok && alt.variant == "" && !alt.kind.Has(kE2E) {
+			p.Rationale = append(p.Rationale, finding(LayerCIConfig, g.source, "every CI test job is a variant ("+g.variant+"): the project's own suite is taken from "+layerName(alt.layer)+" instead"))
+			alt.ciVariant = g.command
+			return alt
+		}
+		return g
+	}
+	if k, why, ok := canonicalFor(g, ev); ok {
+		p.Rationale = append(p.Rationale, finding(LayerCIConfig, g.source, fmt.Sprintf("CI runs `%s`; the canonical target `%s` covers it", strings.Join(append([]string{g.command}, g.parts...), "`, `"), k.command)))
+		return adoptCanonical(k, g, why)
+	}
+	if k, why, ok := canonicalAcross(g, ev); ok {
+		p.Rationale = append(p.Rationale, finding(LayerCIConfig, g.source, fmt.Sprintf("CI runs the suite job by job; the canonical target `%s` covers them all", k.command)))
+		return adoptCanonical(k, g, why)
+	}
+	if k, ok := workspaceWide(g, ev); ok {
+		p.Rationale = append(p.Rationale, finding(LayerCIConfig, g.source, fmt.Sprintf("CI tests one workspace package per job (`%s`); `%s` runs the tests of every package", g.command, k.command)))
+		return adoptCanonical(k, g, "runs the tests of every workspace package")
+	}
+	if k, why, ok := broaderDefault(g, ev); ok {
+		p.Rationale = append(p.Rationale, finding(LayerCIConfig, g.source, fmt.Sprintf("CI's `%s` selects a part of the suite; `%s` runs all of it", g.command, k.command)))
+		return adoptCanonical(k, g, why)
+	}
+	if len(g.sameRunner) > 0 {
+		all := append([]string{g.command}, g.sameRunner...)
+		if u, ok := unionOf(all); ok {
+			p.Rationale = append(p.Rationale, finding(LayerCIConfig, g.source, fmt.Sprintf("CI runs the suite in parts (`%s`); together they are `%s`", strings.Join(all, "`, `"), u)))
+			g.command = u
+		}
+	}
+	return g
 }
 
 func taskFinding(in taskIntent) Finding {
@@ -296,7 +429,7 @@ func taskFinding(in taskIntent) Finding {
 
 // agrees reports whether two candidates state the same check.
 func agrees(c, chosen candidate) bool {
-	if c.workdir != chosen.workdir {
+	if effectiveDir(c) != effectiveDir(chosen) {
 		return false
 	}
 	if normalizeCmd(c.command) == normalizeCmd(chosen.command) {
@@ -309,6 +442,23 @@ func agrees(c, chosen candidate) bool {
 		return true
 	}
 	return chosen.script != "" && c.script == chosen.script && c.runner == chosen.runner
+}
+
+// effectiveDir is where a candidate's command runs: its workdir, moved by
+// leading `cd DIR &&` steps.
+func effectiveDir(c candidate) string {
+	dir, cmd := c.workdir, strings.TrimSpace(c.command)
+	for {
+		rest, ok := strings.CutPrefix(cmd, "cd ")
+		if !ok {
+			return dir
+		}
+		d, tail, ok := strings.Cut(rest, " && ")
+		if !ok || strings.ContainsAny(d, " ;|&$`\"'") {
+			return dir
+		}
+		dir, cmd = join(dir, d), tail
+	}
 }
 
 // confirmedElsewhere scores how well a manifest, context file or artifact
@@ -366,7 +516,22 @@ func narrowerLocal(chosen candidate, ev *evidence, want kind) (candidate, bool) 
 func confirmations(chosen candidate, ev *evidence, d *dirManifests) []Finding {
 	var out []Finding
 	seen := map[string]bool{chosen.layer + chosen.source: true}
-	agree := func(c candidate) bool { return agrees(c, chosen) }
+	// Agreement that raises confidence runs the same tests: the same
+	// signature is not enough (`dotnet test` over the solution does not
+	// confirm `dotnet test --project one.csproj --framework net11.0`).
+	agree := func(c candidate) bool {
+		if !agrees(c, chosen) {
+			return false
+		}
+		if normalizeCmd(c.command) == normalizeCmd(chosen.command) || c.script != "" && c.script == chosen.script && c.runner == chosen.runner {
+			return true
+		}
+		la, lb := ev.m.testLeaves(c.command, c.workdir), ev.m.testLeaves(chosen.command, chosen.workdir)
+		if len(la) == 0 || len(lb) == 0 || !chosen.kind.Has(kTest) {
+			return true // nothing to compare: the signatures speak
+		}
+		return sameTests(ev.m, c, chosen)
+	}
 	pools := [][]candidate{ev.ci, ev.aiwg, ev.context, ev.manifest}
 	for _, pool := range pools {
 		for _, c := range pool {
@@ -520,36 +685,178 @@ func applyThreshold(cmd string, c candidate, in taskIntent) (string, Finding) {
 	return cmd, finding(LayerTaskVerb, "task", "the threshold of "+n+"% is not enforced by this command: set it in the coverage tool's configuration (e.g. Jest coverageThreshold, nyc --check-coverage)")
 }
 
-// confidence applies the rule: high only when two layers agree or CI states
-// the gate unambiguously.
-func confidence(c candidate, ev *evidence, want kind, confirmed bool, thr Finding) string {
-	level := ConfidenceMedium
-	switch c.layer {
-	case LayerTaskVerb:
+// confidence applies the rule: high only when the evidence is direct
+// (the task names the check, CI states it and no other gate job of CI
+// tests something it leaves out, or a manifest and another layer agree)
+// and nothing is known against it. why says what kept it below high.
+func confidence(c candidate, ev *evidence, want kind, confirmed bool, thr Finding) (level string, why []string) {
+	level = ConfidenceMedium
+	switch {
+	case c.layer == LayerTaskVerb:
 		level = ConfidenceHigh
-	case LayerCIConfig:
-		if confirmed || ciUnambiguous(c, ev.ci, want) {
+	case c.ciVariant != "":
+		if confirmed {
+			level = ConfidenceHigh // two layers besides CI state it
+		} else {
+			why = append(why, "CI tests only variants (`"+c.ciVariant+"`), so the suite comes from "+layerName(c.layer))
+		}
+	case c.layer == LayerCIConfig || c.ciBacked:
+		if confirmed || c.ciBacked || ciUnambiguous(c, ev.ci, want) {
 			level = ConfidenceHigh
+		} else {
+			why = append(why, "no other layer states the same check and CI has other gates of this kind")
 		}
 	default:
 		if confirmed {
 			level = ConfidenceHigh
 		} else if !c.strong && c.rank >= 4 {
 			level = ConfidenceLow
+			why = append(why, "a default guessed from the manifest, stated nowhere")
+		} else {
+			why = append(why, "stated by "+layerName(c.layer)+" alone, not by CI or another layer")
 		}
 	}
-	if len(c.problems) > 0 && level == ConfidenceHigh {
+	if c.layer != LayerTaskVerb && want.Has(kTest) && !want.Has(kCoverage) {
+		if !c.ciBacked {
+			for _, part := range c.parts {
+				o := candidate{command: part, workdir: c.workdir}
+				if ev.configVariantOf(o, c) {
+					continue
+				}
+				why = append(why, "CI's gate job also runs `"+part+"`, which this command leaves out")
+				break
+			}
+		}
+		if o, ok := ev.uncoveredGate(c); ok {
+			why = append(why, "CI also gates on `"+o.command+"` ("+o.source+"), which this command does not run")
+		}
+	}
+	for _, p := range c.problems {
+		why = append(why, p)
+	}
+	if configuresWithOptions(c.setup) {
+		why = append(why, "the setup configures the build with CI's options (`"+firstWords(c.setup, 8)+"`), which need what CI installs")
+	}
+	if strings.Contains(thr.Finding, "not enforced") || strings.Contains(thr.Finding, "not measured") {
+		why = append(why, thr.Finding)
+	}
+	if len(why) > 0 && level == ConfidenceHigh {
 		level = ConfidenceMedium
 	}
 	if len(c.problems) > 1 {
 		level = ConfidenceLow
 	}
-	if strings.Contains(thr.Finding, "not enforced") || strings.Contains(thr.Finding, "not measured") {
-		if level == ConfidenceHigh {
-			level = ConfidenceMedium
+	return level, why
+}
+
+// configuresWithOptions reports a setup that configures a build with
+// feature options (meson -D, cmake -D, ./configure --enable-...): CI's
+// configuration of optional parts, which need what CI installs.
+func configuresWithOptions(setup string) bool {
+	cmds, err := shellcmd.Parse(setup)
+	if err != nil {
+		return false
+	}
+	for _, sc := range cmds {
+		args := shellcmd.StripWrappers(sc.Args).Args
+		if len(args) == 0 {
+			continue
+		}
+		tool := shellcmd.ToolName(args[0])
+		if tool != "meson" && tool != "cmake" && !strings.HasSuffix(args[0], "configure") {
+			continue
+		}
+		for _, a := range args[1:] {
+			if strings.HasPrefix(a, "-D") || strings.HasPrefix(a, "--enable-") || strings.HasPrefix(a, "--with-") {
+				return true
+			}
 		}
 	}
-	return level
+	return false
+}
+
+// uncoveredGate finds a primary CI test gate in the chosen command's
+// directory that tests something the command does not: the gate is then
+// one of several, not the gate.
+func (ev *evidence) uncoveredGate(c candidate) (candidate, bool) {
+	for _, o := range ev.ci {
+		if o.unusable != "" || o.variant != "" || !o.kind.Has(kTest) || o.kind.Has(kE2E) || o.workdir != c.workdir || len(o.problems) > 0 || o.narrow >= 2 {
+			continue
+		}
+		if o.kind.Has(kCoverage) || ev.configVariantOf(o, c) {
+			continue
+		}
+		if ok, _ := ev.m.covers(c, append([]string{o.command}, o.parts...), c.workdir); ok {
+			continue
+		}
+		return o, true
+	}
+	return candidate{}, false
+}
+
+// configVariantOf reports a command that runs what c runs in another
+// configuration, or a part of it: the same words once environment
+// assignments and build properties are set aside, the same tests with
+// other flags (-race, a feature), a narrower selection, or c's own command.
+func (ev *evidence) configVariantOf(o, c candidate) bool {
+	if normalizeCmd(o.command) == normalizeCmd(c.command) || bareCommand(o.command) == bareCommand(c.command) {
+		return true
+	}
+	if sameTests(ev.m, c, o) {
+		return true
+	}
+	args := strings.Fields(o.command)
+	if n := narrowness(jobCmd{args: args, text: o.command, dir: o.workdir}, ev.m.tree); n >= 2 {
+		return true
+	}
+	for _, l := range ev.m.testLeaves(o.command, o.workdir) {
+		if l.Kind.Has(kCoverage) {
+			return true
+		}
+	}
+	if cmds, err := shellcmd.Parse(o.command); err == nil && len(cmds) == 1 {
+		// scripts/coverage after scripts/test: it reports (or enforces) the
+		// coverage of the run before it; it tests nothing of its own.
+		if k := ev.m.classifier().classify(cmds[0].Args, o.workdir).kind; k.Has(kCoverage) || k.Has(shellcmd.Report) {
+			return true
+		}
+	}
+	if ok, _ := ev.m.covers(c, []string{o.command}, c.workdir); ok {
+		return true
+	}
+	return false
+}
+
+// bareCommand is a command without its leading environment assignments and
+// its -P/-D build properties.
+func bareCommand(command string) string {
+	var out []string
+	for i, f := range strings.Fields(command) {
+		if len(out) == 0 && shellcmd.IsAssignment(f) {
+			continue
+		}
+		if i > 0 && len(f) > 2 && (strings.HasPrefix(f, "-P") || strings.HasPrefix(f, "-D")) && strings.Contains(f, "=") {
+			continue
+		}
+		out = append(out, f)
+	}
+	return strings.Join(out, " ")
+}
+
+// sameTests reports two commands whose test steps run the same runners
+// over the same selection, whatever flags they differ in (-race,
+// --all-features): the same suite, configured differently.
+func sameTests(m *manifests, a, b candidate) bool {
+	la, lb := m.testLeaves(a.command, a.workdir), m.testLeaves(b.command, b.workdir)
+	if len(la) == 0 || len(la) != len(lb) {
+		return false
+	}
+	for i := range la {
+		if la[i].Runner == "" || la[i].Runner != lb[i].Runner || la[i].Dir != lb[i].Dir || strings.Join(la[i].Selection, " ") != strings.Join(lb[i].Selection, " ") {
+			return false
+		}
+	}
+	return true
 }
 
 // ciUnambiguous: every usable CI gate of this kind runs the same command

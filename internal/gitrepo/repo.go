@@ -145,6 +145,8 @@ type Repo struct {
 	// to notices after each staging.
 	fifoMu sync.Mutex
 	fifos  []Notice
+	// pending is a merge StartMerge left in the work tree (merge.go).
+	pending *pendingMerge
 }
 
 // Open opens the repository containing dir: it reads the repository's

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aiwg/agent-loop/internal/crashpoint"
+	"github.com/aiwg/agent-loop/internal/protected"
 	"github.com/aiwg/agent-loop/internal/safefs"
 	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/state"
@@ -134,6 +135,12 @@ type Engine struct {
 	abort          bool
 	analytics      *state.Analytics
 	judgeLatencies []time.Duration
+	// protect is the Spec's protected paths, compiled (nil: none).
+	protect *protected.Set
+	// pending is a merge of the target branch left to the next iteration;
+	// mergedAt the last iteration whose commit is a merge (0: none).
+	pending  *pendingMerge
+	mergedAt int
 }
 
 func (e *Engine) now() time.Time {
@@ -171,6 +178,12 @@ func (e *Engine) Run(ctx context.Context, st *state.State) (Outcome, error) {
 	defer stopBeat()
 
 	e.records = recordsFromState(st)
+	e.mergedAt = mergedAtFromState(st)
+	if len(e.spec.Publish.Protected) > 0 {
+		if e.protect, err = protected.Compile(e.spec.Publish.Protected); err != nil {
+			return Outcome{}, fmt.Errorf("the loop's protected paths: %w", err)
+		}
+	}
 	// A loop stopped before its baseline was recorded (interrupted during
 	// the baseline check, killed while starting) starts over.
 	fresh := st.Harness.BaseSHA == "" || (st.Harness.Baseline == nil && len(st.IterationHistory) == 0)
@@ -196,7 +209,13 @@ func (e *Engine) Run(ctx context.Context, st *state.State) (Outcome, error) {
 		if stop = e.beforeIteration(ctx, deadline); stop.set() {
 			break
 		}
-		if stop = e.iterate(ctx, n, deadline); stop.set() {
+		stop = e.iterate(ctx, n, deadline)
+		if stop.status == state.Completed {
+			// Before the result is published: the target branch's new
+			// commits, merged (or left to the next iteration).
+			stop = e.syncBase(ctx, n, deadline, stop)
+		}
+		if stop.set() {
 			break
 		}
 	}
@@ -337,6 +356,7 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 		Task: e.spec.Task, Criterion: e.spec.Criterion,
 		Iteration: n, MaxIterations: e.spec.Limits.MaxIterations, Records: e.records,
 		Baseline: e.baseline.Check, Guidance: guide, FeedbackBytes: e.Tuning.FeedbackBytes,
+		Context: e.spec.Context, Merge: e.pending.note(),
 	})
 	promptFile := e.Dir.File("prompt.md")
 	lastOut := e.Dir.File("last-output.txt")
@@ -435,13 +455,48 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 	if err != nil {
 		return e.fail(err)
 	}
+	// The agent's changes to protected paths are undone; the check then
+	// runs again on what will be judged and committed.
+	reverted, err := e.revertProtected(local)
+	if err != nil {
+		return e.fail(err)
+	}
+	if len(reverted) > 0 {
+		e.logf("iteration %d: %s", n, protected.Summary(reverted))
+		checkStart = e.now()
+		if po, err = e.checkIteration(ctx, n, deadline); err != nil {
+			return e.fail(err)
+		}
+		if ctx.Err() != nil {
+			return e.interrupted(n, stopReason{kind: state.StopCancelled, status: state.Paused, reason: fmt.Sprintf("interrupted by a signal during the check of iteration %d", n)})
+		}
+		checkDur = e.now().Sub(checkStart)
+		if diffs, err = e.Repo.Stage(local, e.st.Harness.BaseSHA, prevSHA); err != nil {
+			return e.fail(err)
+		}
+	}
+	// A merge left to this iteration: its commit is the merge commit,
+	// unless a conflict marker remains (then the merge is undone).
+	undone, err := e.finishMerge(local, n)
+	if err != nil {
+		return e.fail(err)
+	}
+	if undone != "" {
+		e.logf("iteration %d: %s", n, undone)
+		po.Check.Passed = false
+		po.Check.Output = strings.TrimRight(po.Check.Output, "\n") + "\n\nagent-loop: " + undone + "\n"
+		if diffs, err = e.Repo.Stage(local, e.st.Harness.BaseSHA, prevSHA); err != nil {
+			return e.fail(err)
+		}
+	}
+	merging := e.pending != nil
 	baseDiff, stepDiff := diffs[0], diffs[1]
 	// A pass is settled on the staged change: the held-out check of the
 	// original tests, the confirmation.
 	settleStart := e.now()
 	ran, err := e.settleIteration(ctx, n, deadline, &po)
 	if ran && ctx.Err() != nil {
-		return e.interrupted(n, stopReason{status: state.Paused, reason: fmt.Sprintf("interrupted by a signal during the check of iteration %d", n)})
+		return e.interrupted(n, stopReason{kind: state.StopCancelled, status: state.Paused, reason: fmt.Sprintf("interrupted by a signal during the check of iteration %d", n)})
 	}
 	if err != nil {
 		return e.fail(err)
@@ -464,13 +519,17 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 		Iteration: n, Started: itStart, Agent: ar, Check: check, Verdict: verdict,
 		Fingerprint: testreport.Fingerprint(check.Tests, check.Output),
 		Rejected:    verdict.Critical() || e.gated(po.HeldOut), Level: guide.Level, FromStart: &fromStart,
-		CriterionRuns: po.Runs, HeldOut: heldOutEntry(po.HeldOut, verdict),
+		CriterionRuns: po.Runs, HeldOut: heldOutEntry(po.HeldOut, verdict), Reverted: reverted,
 	}
 	waitPush := func() bool { return false }
 	if e.spec.Publish.Commit {
 		crashpoint.Hit("before-commit")
 		subject, verdictWords := e.commitWords(rec)
-		cr, err := e.Repo.Commit(local, CommitRequest{
+		commit := e.Repo.Commit
+		if m, _ := e.mergeTarget(); merging && m != nil {
+			commit = m.CommitMerge // the pending merge's commit
+		}
+		cr, err := commit(local, CommitRequest{
 			Subject: subject,
 			Body:    commitBody(e.spec.Task, rec),
 			Trailers: []Trailer{
@@ -480,14 +539,16 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 				{Key: "Agent-Loop-Score", Value: strconv.FormatFloat(verdict.Score, 'f', 0, 64)},
 				{Key: "Agent-Loop-Verdict", Value: verdictWords},
 			},
-			Exclude: e.spec.Publish.Exclude,
-			Staged:  true,
+			Staged: true,
 		})
 		if err != nil {
 			return e.fail(fmt.Errorf("committing iteration %d: %w", n, err))
 		}
 		rec.Commit, rec.Stat = cr.SHA, cr.Stat
 		e.st.Harness.HeadSHA = cr.SHA
+		if merging {
+			e.mergeCommitted(n, cr.SHA)
+		}
 		crashpoint.Hit("after-commit")
 		if len(cr.Excluded) > 0 {
 			e.logf("iteration %d: kept out of the commit (the token cannot push them): %s", n, strings.Join(cr.Excluded, ", "))
@@ -623,7 +684,7 @@ func (e *Engine) applyPolicy(ctx context.Context, rec Record) stopReason {
 // revertTarget is the commit the work tree goes back to after a rejected
 // iteration: the best iteration so far, or the starting commit.
 func (e *Engine) revertTarget() (string, string) {
-	if best, _ := e.Judge.Best(e.records); best > 0 {
+	if best, _ := e.best(); best > 0 {
 		for _, r := range e.records {
 			if r.Iteration == best && r.Commit != "" {
 				return r.Commit, fmt.Sprintf("iteration %d (the best so far)", best)

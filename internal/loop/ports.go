@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/aiwg/agent-loop/internal/protected"
 	"github.com/aiwg/agent-loop/internal/state"
 	"github.com/aiwg/agent-loop/internal/testreport"
 )
@@ -184,6 +185,56 @@ type Pusher interface {
 	Push(ctx context.Context, branch string) error
 }
 
+// Protector is implemented by repos that can undo an iteration's changes
+// to the protected paths (the Spec's Publish.Protected).
+type Protector interface {
+	// StagedChanges lists the changes of the index Stage wrote from commit
+	// or tree from, renames detected (git diff --cached --name-status -M).
+	StagedChanges(ctx context.Context, from string) ([]protected.Change, error)
+	// RestorePaths puts the paths in restore back as they are in from and
+	// removes the paths in remove, in the work tree and the index, from
+	// the harness's own objects.
+	RestorePaths(ctx context.Context, from string, restore, remove []string) error
+}
+
+// Merger is implemented by repos that can bring the new commits of the
+// branch the result is for (the Spec's Publish.Base, on the remote) into
+// the loop branch before the result is published.
+type Merger interface {
+	// StartMerge fetches branch target and, when it has commits the
+	// current branch lacks, merges them into the work tree and the index
+	// without committing: a conflicted path holds git's conflict markers.
+	// The merge is then pending until CommitMerge or AbortMerge.
+	StartMerge(ctx context.Context, target string) (MergeResult, error)
+	// CommitMerge is Commit, making the pending merge's commit: its
+	// parents are the branch's tip and the target's head.
+	CommitMerge(ctx context.Context, req CommitRequest) (CommitResult, error)
+	// MergeMarkers lists the pending merge's conflicted paths that still
+	// hold a conflict marker in the work tree.
+	MergeMarkers(ctx context.Context) ([]string, error)
+	// AbortMerge forgets the pending merge and makes the work tree and the
+	// index the branch head's again.
+	AbortMerge(ctx context.Context) error
+}
+
+// MergeResult is what StartMerge found and did.
+type MergeResult struct {
+	// Target is the branch, Head its commit on the remote.
+	Target string
+	Head   string
+	// UpToDate: the loop branch has every commit of the target; nothing
+	// is pending.
+	UpToDate bool
+	// Commits are the target's commits the loop branch lacked, oldest
+	// first (at most 50 listed).
+	Commits []Commit
+	// Tree is the merged tree (conflicted paths with their markers): what
+	// the protected paths are compared with while the merge is pending.
+	Tree string
+	// Conflicts are the paths git could not merge.
+	Conflicts []string
+}
+
 // Unstager is implemented by repos whose Stage writes the user's index: a
 // loop that does not commit (--no-commit) gives the changes back unstaged,
 // as an agent editing files leaves them.
@@ -344,6 +395,9 @@ type Record struct {
 	// FromStart is the size of the iteration's tree against the starting
 	// commit (what it would publish), from the staged base diff.
 	FromStart *state.Change
+	// Reverted are the agent's changes to protected paths that were
+	// undone before the check ran again and the iteration was committed.
+	Reverted []protected.Revert
 }
 
 // Guidance is the judge's advice for the next iteration.

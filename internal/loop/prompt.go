@@ -20,6 +20,22 @@ type PromptInput struct {
 	Baseline      CheckResult
 	Guidance      Guidance
 	FeedbackBytes int
+	// Context is the Spec's first-prompt material (a failed CI run's log
+	// and the commit that broke it): shown until an iteration has run.
+	Context string
+	// Merge is a merge of the target branch left to this iteration.
+	Merge *MergeNote
+}
+
+// MergeNote tells the agent about a merge of the branch the result is for
+// that it must finish: the conflicts to resolve, or the check it broke.
+type MergeNote struct {
+	Target    string
+	Commits   int
+	Conflicts []string
+	// Check is the check's result on the merged tree (a clean merge that
+	// broke it).
+	Check *CheckResult
 }
 
 // dependsNote names what the check depends on: the files the agent must
@@ -63,6 +79,27 @@ func BuildPrompt(in PromptInput) string {
 		b.WriteString(dependsNote(d))
 	}
 	fmt.Fprintf(&b, "This is iteration %d of at most %d.\n\n", in.Iteration, in.MaxIterations)
+	if c := strings.TrimSpace(in.Context); c != "" && len(in.Records) == 0 {
+		fmt.Fprintf(&b, "# What is known already\n\n%s\n\n", c)
+	}
+	if m := in.Merge; m != nil {
+		fmt.Fprintf(&b, "# The branch %s moved on\n\n", m.Target)
+		fmt.Fprintf(&b, "The check passed, but %s got %d new commit(s) meanwhile, and they are merged into the work tree now. ", m.Target, m.Commits)
+		if len(m.Conflicts) > 0 {
+			fmt.Fprintf(&b, "Git could not merge these files: they hold conflict markers (<<<<<<<, =======, >>>>>>>). Resolve every "+
+				"conflict, keeping both sides' intent, and remove the markers; a file that still holds one undoes the merge:\n\n")
+			for _, c := range capList(m.Conflicts, 30) {
+				fmt.Fprintf(&b, "- `%s`\n", c)
+			}
+			b.WriteString("\n")
+		}
+		if m.Check != nil {
+			b.WriteString("The merge is clean, but the check fails on it: make it pass again without undoing the merged changes.\n\n")
+			if fb := testreport.Feedback(m.Check.Output, m.Check.Tests, 4096); fb != "" {
+				fmt.Fprintf(&b, "```text\n%s\n```\n\n", strings.TrimRight(fb, "\n"))
+			}
+		}
+	}
 
 	var last *Record
 	if len(in.Records) > 0 {

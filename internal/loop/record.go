@@ -125,6 +125,7 @@ func (e *Engine) recordIteration(r Record, checkDur time.Duration, retries int) 
 		AgentMessage: tailString(r.Agent.Message, 1000), Tokens: r.Agent.Tokens(), CostUSD: r.Agent.CostUSD,
 		CostEstimated: r.Agent.CostEstimated, Turns: r.Agent.Turns,
 		FilesChanged: r.Stat.Files, Additions: r.Stat.Additions, Deletions: r.Stat.Deletions, Excluded: r.Excluded,
+		Reverted:    protectedReverts(r.Reverted),
 		Fingerprint: r.Fingerprint, Explain: r.Verdict.Explain, Reinforcement: r.Level,
 		CriterionRuns: r.CriterionRuns, HeldOut: r.HeldOut,
 		FromStart: r.FromStart, AgentSummary: agentSummary(r.Agent.Message),
@@ -240,7 +241,7 @@ func (e *Engine) updateMetrics() {
 }
 
 func (e *Engine) updateBest(now time.Time) {
-	best, reason := e.Judge.Best(e.records)
+	best, reason := e.best()
 	if best == 0 {
 		e.st.BestIteration = nil
 		e.st.Harness.BestSHA = ""
@@ -315,7 +316,7 @@ func recordFromEntry(h state.IterationEntry) Record {
 	r := Record{
 		Iteration: h.Iteration, Started: h.Timestamp, Duration: time.Duration(h.DurationSeconds * float64(time.Second)),
 		Commit: h.Commit, Fingerprint: h.Fingerprint, Rejected: h.Rejected, Level: h.Reinforcement, Excluded: h.Excluded,
-		CriterionRuns: h.CriterionRuns, HeldOut: h.HeldOut, FromStart: h.FromStart,
+		CriterionRuns: h.CriterionRuns, HeldOut: h.HeldOut, FromStart: h.FromStart, Reverted: revertsFromState(h.Reverted),
 		Stat: DiffStat{Files: h.FilesChanged, Additions: h.Additions, Deletions: h.Deletions},
 		Agent: AgentResult{ExitCode: h.AgentExitCode, Class: ErrorClass(h.AgentClass), Detail: h.AgentDetail, Message: h.AgentMessage,
 			CostUSD: h.CostUSD, CostEstimated: h.CostEstimated, Turns: h.Turns, Duration: time.Duration(h.AgentSeconds * float64(time.Second))},
@@ -481,7 +482,7 @@ func (e *Engine) finish(stop stopReason) (Outcome, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	out := Outcome{Status: stop.status, StopReason: stop.reason, Iterations: e.lastIteration(), ConfigError: stop.configErr, Uncontained: stop.halt}
-	best, reason := e.Judge.Best(e.records)
+	best, reason := e.best()
 	out.Best = best
 	if stop.status == state.Completed && e.st.Status == state.Running {
 		e.st.Status = state.Completing
@@ -547,12 +548,20 @@ func (e *Engine) finish(stop stopReason) (Outcome, error) {
 func (e *Engine) publish(ctx context.Context, best int, reason string) error {
 	last := e.records[len(e.records)-1]
 	target, label := e.st.Harness.BaseSHA, "no iteration qualified (every one failed its veto); restoring the starting tree"
+	if e.mergedAt > 0 {
+		// The branch has the target's commits since that merge: keep them.
+		for _, r := range e.records {
+			if r.Iteration == e.mergedAt {
+				target, label = r.Commit, fmt.Sprintf("no iteration qualified since the merge in iteration %d; keeping its tree", e.mergedAt)
+			}
+		}
+	}
 	for _, r := range e.records {
 		if r.Iteration == best {
 			target, label = r.Commit, reason
 		}
 	}
-	if best == last.Iteration || target == "" {
+	if best == last.Iteration || target == "" || target == last.Commit {
 		e.push(ctx)
 		return nil
 	}

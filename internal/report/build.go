@@ -248,11 +248,19 @@ func (b *builder) trust() list {
 		if len(it.Excluded) > 0 {
 			l.items = append(l.items, item{p: words(fmt.Sprintf("Iteration %d also changed ", r.n)).then(names(it.Excluded)).add(", left out of its commit: the workflow token cannot push workflow files.")})
 		}
+		if len(it.Reverted) > 0 {
+			l.items = append(l.items, item{p: revertedLine(r.n, it.Reverted)})
+		}
 		if len(it.Flaky) > 0 {
 			l.items = append(l.items, item{p: words(fmt.Sprintf("In iteration %d, ", r.n)).then(names(it.Flaky)).add(" passed and failed on the same code (flaky).")})
 		}
 		if it.Rebuilt {
 			l.items = append(l.items, item{p: words(fmt.Sprintf("Iteration %d was rebuilt from its commit after a crash: only its check result, score and size are known.", r.n))})
+		}
+	}
+	for _, m := range f.st.Harness.Merges {
+		if p := mergeLine(m); p != nil {
+			l.items = append(l.items, item{p: p})
 		}
 	}
 	for _, rs := range f.st.Harness.Resumes {

@@ -201,6 +201,14 @@ func criterionOrigin(h state.Harness) phrase {
 		p = words("named in the task")
 	case spec.SourceTrigger:
 		p = words("named in the trigger comment")
+	case spec.SourceCI:
+		p = words("the failed CI step")
+		if o := c.Origin; o != nil && o.File != "" {
+			p = p.add(" ").then(code(o.Step)).add(" of job ").then(code(o.Job)).add(" in ").then(code(o.File))
+			if o.Run != "" {
+				p = p.add(" (").then(link("the failed run", o.Run)).add(")")
+			}
+		}
 	case spec.SourceInferred, spec.SourceHint:
 		switch o := c.Origin; {
 		case o != nil && o.File != "":
@@ -446,4 +454,58 @@ func nonZero(n, alt int) int {
 		return alt
 	}
 	return n
+}
+
+// revertedLine says which of an iteration's changes to protected paths
+// were undone before it was checked and committed.
+func revertedLine(n int, rs []state.ProtectedRevert) phrase {
+	verbs := map[string]string{"A": "added", "M": "changed", "D": "deleted", "R": "renamed", "C": "copied", "T": "changed the type of"}
+	var ps []phrase
+	for _, r := range rs {
+		v := nonEmpty(verbs[r.Status], "changed")
+		p := words(v + " ")
+		if r.OldPath != "" {
+			p = p.then(code(r.OldPath)).add(" to ")
+		}
+		p = p.then(code(r.Path)).add(" (protected by ").then(code(r.Pattern)).add(")")
+		ps = append(ps, p)
+	}
+	what := "changed protected paths"
+	if len(rs) == 1 {
+		what = "changed a protected path"
+	}
+	return words(fmt.Sprintf("Iteration %d %s, which agent-loop reverted before checking and committing it: ", n, what)).then(join(ps, "; ")).add(".")
+}
+
+// mergeLine says what became of the new commits of the branch the result
+// is for.
+func mergeLine(m state.Merge) phrase {
+	var list []phrase
+	for i, c := range m.Commits {
+		if i == 5 {
+			list = append(list, words(fmt.Sprintf("and %d more", len(m.Commits)-i)))
+			break
+		}
+		list = append(list, code(shortSHA(c.SHA)).add(" ").then(words(c.Subject)))
+	}
+	what := words(fmt.Sprintf("%s got %s while the loop ran", m.Target, plural(len(m.Commits), "new commit", "new commits")))
+	if len(list) > 0 {
+		what = what.add(" (").then(join(list, ", ")).add(")")
+	}
+	switch m.Outcome {
+	case state.MergeMerged:
+		if m.ByIteration {
+			return what.add(fmt.Sprintf("; iteration %d merged them into the loop branch (", m.Iteration)).then(code(shortSHA(m.Commit))).add(").")
+		}
+		return what.add("; they were merged into the loop branch (").then(code(shortSHA(m.Commit))).add(") and the check passes on the merge.")
+	case state.MergeConflict:
+		return what.add(fmt.Sprintf("; merging them conflicted (%s), left to iteration %d.", strings.Join(m.Conflicts, ", "), m.Iteration+1))
+	case state.MergeBroke:
+		return what.add(fmt.Sprintf("; the merge broke the check, left to iteration %d.", m.Iteration+1))
+	case state.MergeUnresolved:
+		return words(fmt.Sprintf("Iteration %d left conflict markers in %s: its merge of %s was undone.", m.Iteration, strings.Join(m.Conflicts, ", "), m.Target))
+	case state.MergeNotMerged:
+		return what.add("; they were not merged: ").then(words(m.Detail)).add(".")
+	}
+	return nil
 }

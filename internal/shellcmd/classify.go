@@ -63,7 +63,7 @@ func (c Classifier) Classify(args []string, dir string) Info {
 // maxScriptDepth bounds how deep named scripts and script files are
 // followed; maxVisits bounds the commands classified for one command.
 const (
-	maxScriptDepth = 4
+	maxScriptDepth = 6
 	maxVisits      = 4096
 )
 
@@ -102,6 +102,11 @@ func (c *cls) classifyDepth(raw []string, dir string, depth int) Info {
 	info := c.dispatch(call{tool: ToolName(args[0]), args: args, rest: args[1:], dir: dir, depth: depth})
 	if info.Runner == "" && info.Kind.Has(Test|Bench) {
 		info.Runner = runnerOf(info.Sig)
+	}
+	for _, wr := range w.Wrappers {
+		if f := strings.Fields(wr); len(f) > 0 && coverageWrappers[ToolName(f[0])] && info.Kind.Has(Test) {
+			info.Kind |= Coverage // nyc npm test: the tests, with coverage
+		}
 	}
 	if c.tr.leafAt(n) {
 		c.tr.leaf(info)

@@ -5,7 +5,7 @@ import "strings"
 // runners maps the signature of a test command to its runner.
 var runners = map[string]string{
 	"go test": "go test", "pytest": "pytest", "python -m unittest": "unittest", "python manage.py test": "django",
-	"jest": "jest", "vitest": "vitest", "mocha": "mocha", "ava": "ava", "tap": "tap", "tape": "tape", "uvu": "uvu",
+	"jest": "jest", "vitest": "vitest", "mocha": "mocha", "ava": "ava", "tap": "tap", "borp": "borp", "tape": "tape", "uvu": "uvu",
 	"jasmine": "jasmine", "karma": "karma", "playwright": "playwright", "cypress": "cypress", "wdio": "wdio",
 	"testcafe": "testcafe", "qunit": "qunit", "lab": "lab", "web-test-runner": "web-test-runner", "wtr": "web-test-runner",
 	"node --test": "node --test", "bun test": "bun test", "deno test": "deno test", "ng test": "karma",
@@ -71,7 +71,7 @@ var flagSpecs = map[string]flagSpec{
 		dec: flagMap([]string{"-coverprofile", "-covermode", "-coverpkg", "-outputdir", "-o"}, "-v", "-json", "-cover")},
 	"pytest": {commands: 1, posSelect: true,
 		sel:       flagMap([]string{"-k", "-m", "--deselect", "--ignore", "--ignore-glob", "--confcutdir"}, "--lf", "--last-failed", "--sw", "--stepwise"),
-		dec:       flagMap([]string{"--tb", "--color", "--junitxml", "--junit-xml", "--html", "--durations", "-r", "--report-log", "--log-level", "-o"}, "-v", "-vv", "-vvv", "-q", "-qq", "--no-header", "--no-summary", "-ra", "-rA", "-rfE", "-rs", "--showlocals", "-l"),
+		dec:       flagMap([]string{"--tb", "--color", "--junitxml", "--junit-xml", "--html", "--durations", "-r", "--report-log", "--log-level", "-o", "--cov-report", "--cov-config", "--cov-context", "-n", "--numprocesses", "--dist", "--maxprocesses", "-p", "--reruns", "--reruns-delay", "--randomly-seed", "--timeout"}, "-v", "-vv", "-vvv", "--verbose", "-q", "-qq", "--quiet", "--no-header", "--no-summary", "-ra", "-rA", "-rfE", "-rs", "--showlocals", "-l", "--cov-append", "--cov-branch"),
 		decPrefix: []string{"--cov", "--no-cov", "--junit", "--html=", "-r"}},
 	"unittest": {commands: 1, posSelect: true, subcommands: []string{"discover"},
 		sel: flagMap([]string{"-k", "-p", "--pattern", "-s", "--start-directory", "-t", "--top-level-directory"}),
@@ -101,12 +101,12 @@ var flagSpecs = map[string]flagSpec{
 		sel: flagMap([]string{"-p", "--package", "--exclude", "--bin", "--test", "--example", "--bench", "--features", "-F", "--manifest-path", "--skip", "--target"}, "--workspace", "--all", "--lib", "--bins", "--tests", "--doc", "--examples", "--all-targets", "--all-features", "--no-default-features", "--exact", "--ignored", "--include-ignored"),
 		dec: flagMap([]string{"--color", "--message-format", "--format", "-Z"}, "-v", "--verbose", "-vv", "-q", "--quiet", "--nocapture", "--no-capture", "--show-output", "--locked", "--frozen")},
 	"cargo nextest": {commands: 3, posSelect: true,
-		sel: flagMap([]string{"-E", "--filter-expr", "-p", "--package", "--exclude", "--partition", "--features", "-F", "--bin", "--test", "--manifest-path", "--config-file"}, "--workspace", "--all", "--lib", "--bins", "--tests", "--all-targets", "--all-features", "--no-default-features", "--run-ignored"),
+		sel: flagMap([]string{"-E", "--filter-expr", "-p", "--package", "--exclude", "--partition", "--features", "-F", "--bin", "--test", "--manifest-path", "--config-file", "--config"}, "--workspace", "--all", "--lib", "--bins", "--tests", "--all-targets", "--all-features", "--no-default-features", "--run-ignored"),
 		dec: flagMap([]string{"--message-format", "--failure-output", "--success-output", "--final-status-level", "--status-level", "--color", "--hide-progress-bar", "--profile", "-P"}, "-v", "--verbose", "--cargo-quiet", "--no-capture", "--locked", "--frozen")},
 	"mvn": {commands: 1,
 		sel:       flagMap([]string{"-pl", "--projects", "-P", "--activate-profiles", "-f", "--file"}, "-am", "--also-make"),
 		selPrefix: []string{"-Dtest=", "-Dit.test=", "-Dgroups=", "-DexcludedGroups=", "-Dsurefire.", "-Dfailsafe.", "-DskipTests", "-DskipITs", "-Dmaven.test.skip"},
-		dec:       flagMap([]string{"-l", "--log-file"}, "-B", "--batch-mode", "-q", "--quiet", "-e", "--errors", "-X", "--debug", "-ntp", "--no-transfer-progress", "-V", "--show-version", "-U"),
+		dec:       flagMap([]string{"-l", "--log-file", "-T", "--threads"}, "-B", "--batch-mode", "-q", "--quiet", "-e", "--errors", "-X", "--debug", "-ntp", "--no-transfer-progress", "-V", "--show-version", "-U", "-ff", "--fail-fast", "-fae", "--fail-at-end", "-fn", "--fail-never"),
 		decPrefix: []string{"-Dstyle.color", "-Djacoco.", "-Dorg.slf4j.simpleLogger"}},
 	"gradle": {commands: 1,
 		sel: flagMap([]string{"--tests", "-x", "--exclude-task", "-p", "--project-dir"}),
@@ -128,6 +128,9 @@ var flagSpecs = map[string]flagSpec{
 	"ctest": {commands: 1,
 		sel: flagMap([]string{"-R", "--tests-regex", "-E", "--exclude-regex", "-L", "--label-regex", "-LE", "--label-exclude", "-I", "--tests-information", "-C", "--build-config"}, "--rerun-failed"),
 		dec: flagMap([]string{"--output-junit", "--output-log", "-O"}, "-V", "--verbose", "-VV", "--extra-verbose", "--output-on-failure", "--progress", "-Q", "--quiet")},
+	"hatch test": {commands: 2, posSelect: true,
+		sel: flagMap([]string{"-k", "-m"}),
+		dec: flagMap([]string{"-py", "--python", "-i", "--include", "-x", "--exclude", "--retries", "--retry-delay", "--cover-quiet"}, "--cover", "--cover-quiet", "-c", "-r", "--randomize", "-p", "--parallel", "--all", "-a", "-v", "--verbose", "-q", "--quiet")},
 	"tox": {commands: 1,
 		sel: flagMap([]string{"-e", "--env", "-m", "-f"}),
 		dec: flagMap([]string{"--result-json", "--colored"}, "-v", "-vv", "-q", "-qq", "--parallel-live", "-o")},
@@ -144,6 +147,11 @@ func splitArgs(runner string, args []string) (selection, decoration, plain []str
 	spec, ok := flagSpecs[runner]
 	if !ok {
 		spec = flagSpec{commands: 1}
+	}
+	if runner == "pytest" && len(args) > 1 && ToolName(args[0]) == "hatch" {
+		// hatch test: its own flags say how to run pytest, not which
+		// tests (the interpreter, randomised order, parallelism, retries).
+		spec = flagSpecs["hatch test"]
 	}
 	if runner == "pytest" || runner == "unittest" {
 		// python -m pytest: the runner's words end after the module.

@@ -34,6 +34,10 @@ func classifyGo(rest []string) Info {
 	}
 	switch p[0] {
 	case "test":
+		if hasFlag(rest, "-c") {
+			// -c compiles the test binary and runs nothing.
+			return Info{Kind: Build, Sig: "go test -c"}
+		}
 		k := Test
 		if hasArgPrefix(rest, "-cover", "-coverprofile", "-covermode", "-coverpkg") {
 			k |= Coverage

@@ -10,6 +10,7 @@ func TestGoClassify(t *testing.T) {
 		{"go test -race -bench . -run ^$ -benchmem", Bench, "go test", "go test"},
 		{"go vet ./...", Lint | Type, "go vet", "-"},
 		{"go build ./...", Build | Type, "go build", "-"},
+		{"go test -v -c -count 1", Build, "go test -c", ""},
 		{"go install golang.org/x/tools/cmd/goimports@latest", Toolchain, "", ""},
 		{"go mod download", Install, "go mod download", ""},
 		{"gotestsum --format testname -- -race ./...", Test, "go test", "go test"},

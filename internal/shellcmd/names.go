@@ -27,12 +27,20 @@ func ClassifyName(name string) Kind {
 	switch {
 	case has("fix", "write", "format") && !has("check", "verify", "ci") && !has("test"):
 		return 0 // rewrites files: never a gate
+	case has("update", "regenerate", "regen", "bless", "accept") && !has("check", "verify"):
+		return 0 // rewrites snapshots or expectations: never a gate
+	case has("setup", "bootstrap", "prepare", "teardown", "migrate", "seed") && has("test", "tests", "spec", "specs", "db", "database"):
+		return Install // test.setup, test:prepare: makes the suite's databases, runs nothing
 	case has("watch", "dev", "serve", "start"):
 		return Watch
 	case has("deploy", "release", "publish", "upload", "docker", "pages"):
 		return Deploy
 	case has("bench", "benchmark", "benchmarks", "perf"):
 		return Bench
+	case has("combine", "report", "reports", "merge", "upload", "badge", "badges", "summary") && !has("test", "tests", "spec", "specs", "unit"):
+		// coverage:combine, merge-reports: they collect the results of
+		// earlier runs and test nothing themselves.
+		return Report
 	case has("e2e", "playwright", "cypress", "integration", "acceptance", "browser", "smoke"):
 		return Test | E2E
 	case has("coverage", "cov", "cover"):
@@ -44,12 +52,12 @@ func ClassifyName(name string) Kind {
 		return Type
 	case has("fmt", "prettier") || (has("format") && has("check", "verify", "ci")):
 		return Format
-	case has("lint", "linter", "eslint", "clippy", "vet", "rubocop", "ruff", "flake8", "pylint", "credo", "style", "stylelint", "biome", "golangci", "staticcheck", "checkstyle", "spotless", "detekt", "ktlint", "standard", "phpcs", "precommit", "pre"):
+	case has("lint", "linter", "eslint", "clippy", "vet", "rubocop", "ruff", "flake8", "pylint", "credo", "style", "stylelint", "biome", "golangci", "staticcheck", "checkstyle", "spotless", "detekt", "ktlint", "standard", "phpcs", "precommit", "pre", "static", "analyse", "analysis", "sast"):
 		if has("pre") && !has("commit") {
 			return 0
 		}
 		return Lint
-	case has("test", "tests", "spec", "specs", "unit", "jest", "vitest", "mocha", "ava", "pytest", "tap", "phpunit", "rspec", "unittest", "unittests", "ctest", "nextest", "karma", "pest", "minitest", "runtest", "runtests", "selftest", "selftests", "functest", "functests", "testsuite", "check_tests"):
+	case has("test", "tests", "spec", "specs", "unit", "jest", "vitest", "mocha", "ava", "pytest", "tap", "phpunit", "rspec", "unittest", "unittests", "ctest", "nextest", "karma", "pest", "minitest", "runtest", "runtests", "selftest", "selftests", "functest", "functests", "testsuite", "check_tests", "cucumber", "behave", "behat", "features", "feature"):
 		return Test
 	case has("build", "compile", "bundle", "assemble", "dist", "package"):
 		return Build

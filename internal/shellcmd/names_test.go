@@ -9,6 +9,8 @@ func TestClassifyName(t *testing.T) {
 		"lint:fix": 0, "typecheck": Type, "type-check": Type, "build": Build, "coverage": Test | Coverage,
 		"format": 0, "format:check": Format, "dev": Watch, "release": Deploy, "bench": Bench, "docs": 0,
 		"setup": Install, "": 0, "precommit": Lint, "prepare": Install,
+		"update:snapshots": 0, "test:update": 0, "coverage:combine": Report, "merge-reports": Report, "static": Lint,
+		"test.setup": Install,
 	}
 	for name, want := range tests {
 		if got := ClassifyName(name); got != want {

@@ -21,7 +21,7 @@ func (c *cls) nodeTool(k call) (Info, bool) {
 			return withSig(nameKindOfPath(p[0]), "node "+p[0]), true
 		}
 		return Info{}, true
-	case "jest", "vitest", "mocha", "ava", "tap", "tape", "uvu", "c8", "nyc", "karma", "ng", "react-scripts", "craco", "playwright", "cypress", "wdio", "testcafe", "jasmine", "lab", "qunit", "web-test-runner", "wtr", "vue-cli-service":
+	case "jest", "vitest", "mocha", "ava", "tap", "tape", "uvu", "borp", "c8", "nyc", "karma", "ng", "react-scripts", "craco", "playwright", "cypress", "wdio", "testcafe", "jasmine", "lab", "qunit", "web-test-runner", "wtr", "vue-cli-service":
 		return classifyJSTest(k.tool, rest), true
 	case "tsc", "vue-tsc", "svelte-check", "tsgo":
 		if hasFlag(rest, "--watch", "-w") {
@@ -96,7 +96,7 @@ func classifyJSTest(tool string, rest []string) Info {
 			return Info{Kind: k | Watch, Sig: "jest", Note: "`jest --watch` never exits", Fix: "jest"}
 		}
 		return Info{Kind: k, Sig: "jest"}
-	case "mocha", "ava", "tap", "tape", "uvu", "jasmine", "lab", "qunit", "web-test-runner", "wtr":
+	case "mocha", "ava", "tap", "tape", "uvu", "borp", "jasmine", "lab", "qunit", "web-test-runner", "wtr":
 		if hasFlag(rest, "--watch", "-w") {
 			return Info{Kind: Test | Watch, Sig: tool, Note: "`" + tool + " --watch` never exits"}
 		}

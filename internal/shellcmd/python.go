@@ -151,6 +151,13 @@ func (c *cls) classifyPython(rest []string, dir string, depth int) Info {
 func (c *cls) classifyTox(rest []string, dir string, depth int) Info {
 	envs := toxEnvs(rest)
 	if len(envs) == 0 {
+		for _, f := range toxFactors(rest) {
+			if f != "" {
+				envs = append(envs, f)
+			}
+		}
+	}
+	if len(envs) == 0 {
 		p := positional(rest, set("-c", "--conf", "-f", "-m", "--workdir", "-x"))
 		if len(p) > 0 && (p[0] == "run" || p[0] == "r" || p[0] == "run-parallel" || p[0] == "p") || len(p) == 0 {
 			c.followOnly("tox", dir, "", depth)
@@ -164,6 +171,23 @@ func (c *cls) classifyTox(rest []string, dir string, depth int) Info {
 		c.followOnly("tox", dir, e, depth)
 	}
 	return Info{Kind: k, Sig: "tox"}
+}
+
+// toxFactors returns the factors named with -f (tox 4 runs every env that
+// has them): `tox run -f lint` is the lint envs.
+func toxFactors(rest []string) []string {
+	var out []string
+	for i := 0; i < len(rest); i++ {
+		switch a := rest[i]; {
+		case (a == "-f" || a == "--factor") && i+1 < len(rest):
+			out = append(out, strings.Split(rest[i+1], ",")...)
+			i++
+		case strings.HasPrefix(a, "-f="), strings.HasPrefix(a, "--factor="):
+			_, v, _ := strings.Cut(a, "=")
+			out = append(out, strings.Split(v, ",")...)
+		}
+	}
+	return out
 }
 
 // followOnly follows a named script for the analysis (its steps and

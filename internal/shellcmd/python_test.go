@@ -24,6 +24,8 @@ func TestPythonClassify(t *testing.T) {
 		{"hatch test --cover", Test | Coverage, "hatch test", "pytest"},
 		{"tox -e py312", Test, "tox", "tox"},
 		{"tox -e lint", Lint, "tox", ""},
+		{"tox run -f lint", Lint, "tox", ""},
+		{"tox run -f py311", Test, "tox", "tox"},
 		{"nox -s tests-3.12", Test, "nox", "nox"},
 		{"coverage run -m pytest", Test | Coverage, "pytest", "pytest"},
 		{"coverage xml", CIOnly | Report, "", ""},

@@ -12,7 +12,7 @@ var runnersRepo = map[string]string{
 	"sub/run-tests.sh":  "#!/bin/sh\nexec pytest -q\n",
 	"go.mod":            "module x\n",
 	"loop/Makefile":     "test:\n\t$(MAKE) test\n",
-	"deep/Makefile":     "a:\n\tmake b\nb:\n\tmake c\nc:\n\tmake d\nd:\n\tmake e\ne:\n\tgo test ./...\n",
+	"deep/Makefile":     "a:\n\tmake b\nb:\n\tmake c\nc:\n\tmake d\nd:\n\tmake e\ne:\n\tmake f\nf:\n\tmake g\ng:\n\tgo test ./...\n",
 	"compound/Makefile": "test:\n\tfor d in a b; do (cd $$d && go test ./...); done\n",
 }
 
@@ -158,11 +158,11 @@ func TestRunnersProblems(t *testing.T) {
 		t.Errorf("cycle problems = %q", a.Problems)
 	}
 	a = Analyze(repo(runnersRepo), "make -C deep a", ".")
-	want := "stopped following at depth 4: make e"
+	want := "stopped following at depth 6: make g"
 	if len(a.Problems) != 1 || a.Problems[0] != want {
 		t.Errorf("depth problems = %q, want %q", a.Problems, want)
 	}
-	if got := len(a.Depends.Targets); got != 4 {
-		t.Errorf("followed %d targets (%q), want 4", got, a.Depends.Targets)
+	if got := len(a.Depends.Targets); got != 6 {
+		t.Errorf("followed %d targets (%q), want 6", got, a.Depends.Targets)
 	}
 }

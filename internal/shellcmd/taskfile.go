@@ -71,7 +71,12 @@ func ParseMakefile(file string, data []byte) *TaskFile {
 			if strings.HasSuffix(m[0], ":") {
 				rest = strings.TrimSpace(line[len(m[0]):])
 			}
-			for _, t := range strings.Fields(m[1]) {
+			if makeVarRe.MatchString(rest) || strings.HasPrefix(rest, "export ") || strings.HasPrefix(rest, "override ") {
+				// A target-specific variable (test-race: ARGS=-race): it
+				// configures the target, it is no prerequisite.
+				continue
+			}
+			for _, t := range strings.Fields(expandMakeVars(m[1], vars)) {
 				if strings.HasPrefix(t, ".") || strings.Contains(t, "%") || strings.Contains(t, "$") {
 					continue
 				}

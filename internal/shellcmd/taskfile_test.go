@@ -23,14 +23,20 @@ loop:
 	for d in $(DIRS); do $(MAKE) -C $$d; done
 %.o: %.c
 	cc -c $<
+VARIANTS := test-race test-short
+test-race: ARGS=-race
+test-short: ARGS := -short
+$(VARIANTS): test
 `))
 	want := map[string]string{
-		"all":   "make build",
-		"build": "go build ./...",
-		"test":  "go test -race ./...",
-		"check": "make lint\nmake test",
-		"lint":  "golangci-lint run",
-		"loop":  "for d in $(DIRS); do make -C $d; done",
+		"all":        "make build",
+		"build":      "go build ./...",
+		"test":       "go test -race ./...",
+		"check":      "make lint\nmake test",
+		"lint":       "golangci-lint run",
+		"loop":       "for d in $(DIRS); do make -C $d; done",
+		"test-race":  "make test", // a target-specific variable is no prerequisite
+		"test-short": "make test",
 	}
 	if diff := cmp.Diff(want, tf.Recipes); diff != "" {
 		t.Errorf("recipes (-want +got):\n%s", diff)

@@ -526,9 +526,22 @@ func (t *Tree) readPython(s *Scripts) {
 		}
 	}
 	envs, hasEnvs := TOMLTable(doc, "tool", "hatch", "envs")
+	hatchFile := p
+	if hp := Join(s.Dir, "hatch.toml"); t.Exists(hp) {
+		// hatch.toml holds the same tables without the tool.hatch prefix,
+		// and wins over pyproject.toml.
+		var hdoc map[string]any
+		if data, ok := t.read(hp); ok {
+			if err := ParseTOML(data, &hdoc); err != nil {
+				s.fail(hp, err)
+			} else if e, ok := TOMLTable(hdoc, "envs"); ok {
+				envs, hasEnvs, hatchFile = e, true, hp
+			}
+		}
+	}
 	if hasEnvs || t.Exists(Join(s.Dir, "hatch.toml")) {
 		s.Hatch = map[string]string{}
-		s.Files["hatch"] = p
+		s.Files["hatch"] = hatchFile
 		for _, env := range slices.Sorted(maps.Keys(envs)) {
 			scripts, ok := TOMLTable(envs, env, "scripts")
 			if !ok {

@@ -51,6 +51,21 @@ func TestTreeScripts(t *testing.T) {
 	}
 }
 
+// hatch.toml holds hatch's tables without the tool.hatch prefix.
+func TestTreeHatchToml(t *testing.T) {
+	t.Parallel()
+	tr := repo(map[string]string{
+		"pyproject.toml": "[project]\nname = \"x\"\n",
+		"hatch.toml":     "[envs.default.scripts]\nfull = \"pytest --cov {args:tests}\"\n[envs.types.scripts]\ncheck = \"mypy src\"\n",
+	})
+	for _, c := range []struct{ name, body string }{{"full", "pytest --cov {args:tests}"}, {"types:check", "mypy src"}} {
+		body, file, ok := tr.Script("hatch", ".", c.name)
+		if !ok || body != c.body || file != "hatch.toml" {
+			t.Errorf("Script(hatch, %s) = %q in %q, %v; want %q in hatch.toml", c.name, body, file, ok, c.body)
+		}
+	}
+}
+
 func TestTreeErrors(t *testing.T) {
 	t.Parallel()
 	tr := repo(map[string]string{

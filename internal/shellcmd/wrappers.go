@@ -48,7 +48,21 @@ var wrappers = map[string]wrapperSpec{
 	"flock":            {valued: set("-w", "--timeout", "-E", "--conflict-exit-code"), positionals: 1},
 	"valgrind":         {},
 	"caffeinate":       {valued: set("-t", "-w")},
+	// Coverage tools that run the test command they are given (nyc npm
+	// test, c8 mocha): the tests are the inner command's.
+	"nyc": {valued: set("-r", "--reporter", "--report-dir", "--temp-dir", "-t", "-n", "--include", "-x", "--exclude", "-e", "--extension", "-i", "--require", "--lines", "--branches", "--functions", "--statements", "--cwd", "--nycrc-path", "--per-file-threshold"), notRun: set("--version", "-v", "--help", "-h")},
+	"c8":  {valued: set("-r", "--reporter", "--reports-dir", "-o", "--temp-directory", "-n", "--include", "-x", "--exclude", "-e", "--extension", "--lines", "--branches", "--functions", "--statements", "--src", "--config"), notRun: set("--version", "-v", "--help", "-h")},
 }
+
+// ownSubcommands are a wrapper's own subcommands: with one of them it runs
+// no command of the user's.
+var ownSubcommands = map[string]map[string]bool{
+	"nyc": set("report", "check-coverage", "merge", "instrument"),
+	"c8":  set("report", "check-coverage"),
+}
+
+// coverageWrappers measure the coverage of the command they run.
+var coverageWrappers = map[string]bool{"nyc": true, "c8": true}
 
 func set(xs ...string) map[string]bool {
 	m := make(map[string]bool, len(xs))
@@ -138,6 +152,9 @@ func StripWrappers(args []string) Wrapped {
 			case name == "env" && strings.HasPrefix(b, "-u") && len(b) > 2 && !strings.HasPrefix(b, "--"):
 				w.Unset = append(w.Unset, b[2:])
 			}
+		}
+		if !stop && len(args) > 0 && ownSubcommands[name][args[0]] {
+			stop = true // c8 report, nyc check-coverage: the tool's own work
 		}
 		if stop {
 			args = start

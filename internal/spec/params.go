@@ -219,8 +219,10 @@ func buildTable() []*Param {
 			field: func(s *Settings) any { return &s.Start.Infer }},
 		{Name: "auto-criteria", Flag: "auto-criteria", Input: "auto-criteria", Default: "false", InputDefault: "true",
 			Help: "adopt an inferred completion command without asking (high confidence only)",
-			Doc: `"true": adopt an inferred completion command automatically, but only when its confidence is high. "false": ` +
-				`never adopt one; fail with the proposal printed so you can copy it into completion.`,
+			Doc: `"true": adopt an inferred completion command automatically, but only when its confidence is high and running ` +
+				`it once shows it runs the project's tests (a command that runs no test is refused). Otherwise the proposal, its ` +
+				`evidence and the exact completion input to set are commented on the issue or pull request. "false": never ` +
+				`adopt one; fail with the proposal printed so you can copy it into completion.`,
 			field: func(s *Settings) any { return &s.Start.AutoCriteria }},
 		{Name: "budget-usd", Flag: "budget-usd", Arg: "X", Input: "budget-usd", Default: "0", DefaultText: "none", Resume: true,
 			Help: "stop when the agent has spent this many dollars; the best iteration so far is kept",
@@ -250,9 +252,31 @@ func buildTable() []*Param {
 				`admin permission can start a loop.`,
 			field: func(s *Settings) any { return &s.Action.TriggerPhrase }},
 		{Name: "allow-forks", Input: "allow-forks", Default: "false",
-			Doc: `"true": also run for pull requests from forks. "false": refuse them with a comment explaining why (a fork's ` +
-				`code would run with this repository's secrets).`,
+			Doc: `"true": also run for pull requests from forks, and fix the failed CI runs of their commits (workflow_run). ` +
+				`"false": refuse them with a comment explaining why (a fork's code would run with this repository's secrets).`,
 			field: func(s *Settings) any { return &s.Action.AllowForks }},
+		{Name: "fix-ci", Input: "fix-ci", Default: FixCIPR, Valid: FixCIModes,
+			Doc: `For a failed CI run (the workflow_run event) of a pull request from this repository: "pr" opens a pull ` +
+				`request into the pull request's branch with the fix; "push" commits the fix on its branch. A run on any ` +
+				`other branch, the default branch included, always gets a pull request into that branch.`,
+			field: func(s *Settings) any { return &s.Action.FixCI }},
+		{Name: "max-attempts", Input: "max-attempts", Default: "1",
+			Doc: `For a failed CI run (workflow_run): the most loops one failed commit gets, counted across re-runs of the ` +
+				`workflow and other failed workflows on the same commit. A whole number, 1 or more.`,
+			field: func(s *Settings) any { return &s.Action.MaxAttempts }},
+		{Name: "allow-own-runs", Input: "allow-own-runs", Default: "false",
+			Doc: `For a failed CI run (workflow_run): "true" also starts a loop for a run that agent-loop caused (a commit ` +
+				`with its Agent-Loop-Id trailer, or a run by its own login). "false": loops do not start loops.`,
+			field: func(s *Settings) any { return &s.Action.AllowOwnRuns }},
+		{Name: "protected-paths", Flag: "protected-path", Arg: "GLOB", Input: "protected-paths",
+			DefaultText: strings.Join(protectedDefault, " "),
+			Help: "a path the agent may not change, as a .gitignore pattern (repeat the flag for more; none: protect nothing): " +
+				"its changes are reverted before each commit and reported",
+			Doc: `Paths the agent may not change, one .gitignore-style pattern a line ("!" takes a path back out; matched ` +
+				`without regard to case): the agent's changes to them are reverted before each commit, for every trigger, ` +
+				`and listed in the report. Empty: ` + "`" + strings.Join(protectedDefault, "`, `") + "`" + `. "none": ` +
+				`protect nothing (then changes to workflow files go into the commits, which the default GITHUB_TOKEN cannot push).`,
+			field: func(s *Settings) any { return &s.Spec.Publish.Protected }},
 		{Name: "loop-id", Flag: "loop-id", Arg: "ID", Input: "loop-id", DefaultText: "generated",
 			Help: "the loop's id, ralph-<slug>-<8 hex>",
 			Doc: `The loop's identifier (ralph-<slug>-<8 hex>), used to resume its state. Empty: derived from the trigger ` +

@@ -40,6 +40,13 @@ type ActionSettings struct {
 	TriggerPhrase    string
 	AllowForks       bool
 	FailOnIncomplete bool
+	// FixCI, MaxAttempts and AllowOwnRuns are the workflow_run trigger's
+	// (a failed CI run): where the fix of a pull request's run goes (pr or
+	// push), the most loops one failed commit gets, and whether runs that
+	// agent-loop itself caused start loops.
+	FixCI        string
+	MaxAttempts  int
+	AllowOwnRuns bool
 	// Credentials maps the agent CLIs' credential variables to the values
 	// of the credential inputs.
 	Credentials map[string]string
@@ -142,6 +149,6 @@ func (sp Spec) Clone() Spec {
 		c.Criterion.Origin = &o
 	}
 	c.Agent.Args = append([]string(nil), sp.Agent.Args...)
-	c.Publish.Exclude = append([]string(nil), sp.Publish.Exclude...)
+	c.Publish.Protected = append([]string(nil), sp.Publish.Protected...)
 	return c
 }

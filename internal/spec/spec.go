@@ -16,6 +16,10 @@ type Spec struct {
 	Agent     Agent     `json:"agent"`
 	Publish   Publish   `json:"publish"`
 	Policy    Policy    `json:"policy"`
+	// Context is material the first prompt carries after the task (a
+	// failed CI run's trimmed log and the commit that broke it): untrusted
+	// text, only ever written to the agent's prompt.
+	Context string `json:"context,omitempty"`
 }
 
 // Criterion is the completion criterion: the command the harness runs to
@@ -57,6 +61,7 @@ const (
 	SourceHint     Source = "comment-hint" // inferred with the completion hint of a trigger comment
 	SourceTask     Source = "task"         // named in the task's own words ("fix it until `make check` passes")
 	SourceTrigger  Source = "trigger"      // named in the trigger comment ("/agent-loop fix it until `make check` passes")
+	SourceCI       Source = "ci-step"      // the failed steps of a CI run (the workflow_run trigger)
 )
 
 // Phrase says where the command came from, for a report ("given with
@@ -77,6 +82,8 @@ func (s Source) Phrase() string {
 		return "named in the task"
 	case SourceTrigger:
 		return "named in the trigger comment"
+	case SourceCI:
+		return "taken from the failed CI step"
 	}
 	return "given"
 }
@@ -114,6 +121,8 @@ type Origin struct {
 	File string `json:"file,omitempty"`
 	Job  string `json:"job,omitempty"`
 	Step string `json:"step,omitempty"`
+	// Run is the failed workflow run the step comes from (SourceCI).
+	Run string `json:"run,omitempty"`
 }
 
 // Limits are the loop's stop rules that the user sets.
@@ -206,15 +215,19 @@ type Publish struct {
 	Commit bool `json:"commit"`
 	// Push: push Branch after every iteration.
 	Push bool `json:"push"`
-	// Exclude lists path prefixes kept out of commits (the Action:
-	// .github/workflows/, which GITHUB_TOKEN cannot push).
-	Exclude []string `json:"exclude,omitempty"`
+	// Protected are the .gitignore-style patterns of the paths the agent
+	// may not change (internal/protected): its changes to them are
+	// reverted before each commit and reported. Empty: none.
+	Protected []string `json:"protected,omitempty"`
 	// PR is what the Action publishes at the end: open, comment or none
 	// ("" outside the Action).
 	PR string `json:"pr,omitempty"`
 	// Draft opens the pull request as a draft.
 	Draft bool `json:"draft,omitempty"`
-	// Base is the branch the pull request targets ("" = the default).
+	// Base is the branch the result is for: the pull request's target, or
+	// the branch the loop commits on when it is the pull request's own
+	// ("" = the default). When it gets new commits while the loop runs,
+	// they are merged into the loop branch before publishing (with Push).
 	Base string `json:"base,omitempty"`
 }
 
@@ -242,6 +255,16 @@ var providerAliases = map[string]string{"factory": "droid", "claude-code": "clau
 
 // RegressionPolicies are the valid values of Policy.Regression.
 var RegressionPolicies = []string{"revert", "warn", "fail", "human-gate"}
+
+// The values of ActionSettings.FixCI: where the fix of a pull request's
+// failed CI run goes.
+const (
+	FixCIPR   = "pr"   // a pull request into the pull request's branch
+	FixCIPush = "push" // commits on the pull request's branch
+)
+
+// FixCIModes are the valid values of ActionSettings.FixCI.
+var FixCIModes = []string{FixCIPR, FixCIPush}
 
 // PRModes are the valid values of Publish.PR in the Action.
 var PRModes = []string{"open", "comment", "none"}

@@ -9,8 +9,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aiwg/agent-loop/internal/protected"
 	"github.com/aiwg/agent-loop/internal/refname"
 )
+
+// protectedDefault is the protected-paths default: the CI workflows,
+// CODEOWNERS and the files that configure agents.
+var protectedDefault = protected.Default
 
 // Problem is one invalid parameter: which, what is wrong, how to fix it,
 // and the valid values where there is a list. It names the parameter as
@@ -182,6 +187,24 @@ func check(s *Settings, door Door, start bool) error {
 	}
 	if wd := sp.Criterion.Workdir; wd != "" && (path.IsAbs(wd) || path.Clean(wd) == ".." || strings.HasPrefix(path.Clean(wd), "../")) {
 		add("workdir", fmt.Sprintf("%q must be relative to the repository root and stay inside it", wd), "use e.g. packages/api")
+	}
+	if start {
+		// The patterns as given (one a line, "#" comments, "- " list
+		// items, "none"), or the default when none were given.
+		if s.Given("protected-paths") {
+			sp.Publish.Protected = protected.ParseInput(strings.Join(sp.Publish.Protected, "\n"))
+		} else if len(sp.Publish.Protected) == 0 {
+			sp.Publish.Protected = append([]string(nil), protectedDefault...)
+		}
+	}
+	if _, err := protected.Compile(sp.Publish.Protected); err != nil {
+		add("protected-paths", err.Error(), "")
+	}
+	if door == DoorAction && !slices.Contains(FixCIModes, s.Action.FixCI) && (start || s.Action.FixCI != "") {
+		add("fix-ci", fmt.Sprintf("unknown value %q", s.Action.FixCI), "say where the fix of a pull request's failed CI run goes", FixCIModes...)
+	}
+	if door == DoorAction && start && s.Action.MaxAttempts < 1 {
+		add("max-attempts", fmt.Sprintf("%d is not a positive number", s.Action.MaxAttempts), "use 1 or more (default "+Lookup("max-attempts").Default+")")
 	}
 	if start && door == DoorAction && strings.TrimSpace(s.Action.Token) == "" {
 		add("github-token", "empty", "leave it at its default ${{ github.token }} and grant `permissions: contents: write, pull-requests: write, issues: write`, or pass a GitHub App token")

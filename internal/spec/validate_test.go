@@ -149,7 +149,7 @@ func TestSpecJSONRoundTrip(t *testing.T) {
 		Limits: spec.Limits{MaxIterations: 3, Timeout: 90 * time.Minute, IterationTimeout: 90 * time.Second, IdleTimeout: time.Minute, CheckTimeout: 1500 * time.Millisecond,
 			BudgetUSD: 1.25, MaxTokens: 9},
 		Agent:   spec.Agent{Provider: "codex", Command: "x", Model: "m", MaxTurns: 4, Args: []string{"-a"}, Config: "user"},
-		Publish: spec.Publish{Branch: "b", Commit: true, Push: true, Exclude: []string{".github/workflows/"}, PR: "open", Draft: true, Base: "main"},
+		Publish: spec.Publish{Branch: "b", Commit: true, Push: true, Protected: []string{".github/**", "!.github/ISSUE_TEMPLATE/"}, PR: "open", Draft: true, Base: "main"},
 		Policy:  spec.Policy{Regression: "warn", ConfirmRuns: 2}}
 	b, err := json.Marshal(sp)
 	if err != nil {

@@ -197,10 +197,13 @@ type IterationEntry struct {
 	Additions       int      `json:"additions"`
 	Deletions       int      `json:"deletions"`
 	Excluded        []string `json:"excluded_paths,omitempty"`
-	Fingerprint     string   `json:"failure_fingerprint,omitempty"`
-	Explain         []string `json:"score_explanation,omitempty"`
-	Reinforcement   string   `json:"reinforcement_level,omitempty"`
-	Rebuilt         bool     `json:"rebuilt_from_commit,omitempty"`
+	// Reverted are the agent's changes to protected paths that were undone
+	// before the iteration was checked and committed.
+	Reverted      []ProtectedRevert `json:"protected_reverts,omitempty"`
+	Fingerprint   string            `json:"failure_fingerprint,omitempty"`
+	Explain       []string          `json:"score_explanation,omitempty"`
+	Reinforcement string            `json:"reinforcement_level,omitempty"`
+	Rebuilt       bool              `json:"rebuilt_from_commit,omitempty"`
 
 	// For the report (issue 14); optional, see report.go of this package.
 	AgentSummary  string         `json:"agent_summary,omitempty"`
@@ -390,6 +393,57 @@ type Harness struct {
 	// notification for: a re-run of the post step, or main and post both
 	// publishing, notify once.
 	Notified string `json:"notified,omitempty"`
+
+	// Merges are the merges of the branch the result is for (the Spec's
+	// Publish.Base) into the loop branch, when it got new commits while
+	// the loop ran: what came in, and how it ended.
+	Merges []Merge `json:"merges,omitempty"`
+}
+
+// ProtectedRevert is one change of the agent's to a protected path, undone.
+type ProtectedRevert struct {
+	// Status is git's: A added, M modified, D deleted, R renamed, C
+	// copied, T type changed.
+	Status  string `json:"status"`
+	Path    string `json:"path"`
+	OldPath string `json:"old_path,omitempty"`
+	// Pattern is the protected-paths pattern that matched.
+	Pattern string `json:"pattern"`
+}
+
+// The outcomes of a Merge.
+const (
+	MergeMerged     = "merged"       // committed on the loop branch
+	MergeConflict   = "conflict"     // conflicts left to the next iteration
+	MergeBroke      = "check-failed" // merged cleanly, the check failed: left to the next iteration
+	MergeNotMerged  = "not-merged"   // given up: the result is published without it
+	MergeUnresolved = "unresolved"   // an iteration left conflict markers: the merge was undone
+)
+
+// Merge is one merge of the target branch into the loop branch.
+type Merge struct {
+	Target string `json:"target"`
+	// Head is the target's commit that was merged.
+	Head    string         `json:"head"`
+	Commits []MergedCommit `json:"commits,omitempty"`
+	// Conflicts are the paths git could not merge.
+	Conflicts []string `json:"conflicts,omitempty"`
+	// Iteration is the iteration after which the merge was made.
+	Iteration int `json:"iteration"`
+	// Commit is the merge commit, once made.
+	Commit string `json:"commit,omitempty"`
+	// ByIteration: the merge commit is that iteration's own commit (it
+	// resolved the merge); otherwise a commit of its own, before publishing.
+	ByIteration bool   `json:"by_iteration,omitempty"`
+	Outcome     string `json:"outcome"`
+	// Detail says why, for an outcome other than merged.
+	Detail string `json:"detail,omitempty"`
+}
+
+// MergedCommit is a commit of the target that a merge brought in.
+type MergedCommit struct {
+	SHA     string `json:"sha"`
+	Subject string `json:"subject"`
 }
 
 // Gate is a human decision the loop waits for (regression policy human-gate).

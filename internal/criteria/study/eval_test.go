@@ -105,12 +105,36 @@ func TestPrepare(t *testing.T) {
 		t.Errorf("failed prepare left %v in the checkouts directory", entries)
 	}
 
-	// A directory unpacked with git archive (no .git) is kept, unverified.
+	// A directory unpacked with git archive (no .git, export-ignore files
+	// missing) is replaced by a clone that has every file.
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if got, err = Prepare(ctx, []Label{good}, opts); err != nil || got[0].State != CheckoutUnproven {
-		t.Fatalf("archive checkout: %+v, %v", got, err)
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module acme\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = Prepare(ctx, []Label{good}, opts); err != nil || got[0].State != CheckoutReplaced {
+		t.Fatalf("archive checkout: %+v, %v (want it replaced by a clone)", got, err)
+	}
+	if head, isClone, err := CheckoutHead(ctx, dir, env); err != nil || !isClone || head != commit {
+		t.Fatalf("replaced checkout head %q clone=%v err=%v, want %s", head, isClone, err, commit)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a_test.go")); err != nil {
+		t.Fatalf("the replacing clone lacks the file the snapshot lacked: %v", err)
+	}
+	for _, leftover := range []string{dir + ".snapshot", dir + ".clone", dir + ".clone.part"} {
+		if _, err := os.Stat(leftover); err == nil {
+			t.Errorf("replacing the snapshot left %s", leftover)
+		}
+	}
+
+	// With no mirror to clone from, a snapshot is kept, unverified.
+	orphan := label("acme/orphan", commit, "go test ./...")
+	if err := os.MkdirAll(filepath.Join(checkouts, orphan.Slug()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = Prepare(ctx, []Label{orphan}, opts); err != nil || got[0].State != CheckoutUnproven {
+		t.Fatalf("snapshot without a mirror: %+v, %v", got, err)
 	}
 }
 

@@ -256,3 +256,16 @@ func LoadLabels(dir string) ([]Label, error) {
 	sort.Slice(labels, func(i, j int) bool { return strings.ToLower(labels[i].Repo) < strings.ToLower(labels[j].Repo) })
 	return labels, errors.Join(errs...)
 }
+
+// Half returns the odd-numbered labels (1st, 3rd, ...) of labels, or the
+// even-numbered ones: a fixed split of the study set, so that inference can
+// be developed on one half and checked on the other.
+func Half(labels []Label, odd bool) []Label {
+	var out []Label
+	for i, l := range labels {
+		if (i%2 == 0) == odd {
+			out = append(out, l)
+		}
+	}
+	return out
+}

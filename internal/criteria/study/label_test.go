@@ -172,3 +172,23 @@ func TestLoadLabelsDuplicateAndErrors(t *testing.T) {
 		t.Errorf("empty directory: err = %v, want 'no label files'", err)
 	}
 }
+
+func TestHalf(t *testing.T) {
+	var labels []Label
+	for _, r := range []string{"a/1", "a/2", "a/3", "a/4", "a/5"} {
+		labels = append(labels, Label{Repo: r})
+	}
+	names := func(ls []Label) string {
+		var out []string
+		for _, l := range ls {
+			out = append(out, l.Repo)
+		}
+		return strings.Join(out, " ")
+	}
+	if got := names(Half(labels, true)); got != "a/1 a/3 a/5" {
+		t.Errorf("odd half = %q", got)
+	}
+	if got := names(Half(labels, false)); got != "a/2 a/4" {
+		t.Errorf("even half = %q", got)
+	}
+}

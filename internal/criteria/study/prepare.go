@@ -19,6 +19,10 @@ const (
 	CheckoutCreated  = "created" // cloned from the mirror at the labelled commit
 	CheckoutPresent  = "present" // already there at the labelled commit
 	CheckoutUnproven = "present, not a clone (commit not verified)"
+	// CheckoutReplaced: a snapshot that was not a clone (unpacked with git
+	// archive, which drops export-ignore files such as tests/ and
+	// .github/) was replaced by a clone at the labelled commit.
+	CheckoutReplaced = "replaced a snapshot by a clone"
 	CheckoutFailed   = "failed"
 )
 
@@ -97,7 +101,15 @@ func prepareOne(ctx context.Context, l Label, opts PrepareOptions) Prepared {
 		case err != nil:
 			p.Err = err
 		case !isClone:
-			p.State = CheckoutUnproven
+			// A snapshot unpacked without git (git archive honours
+			// export-ignore and drops tests/, .github/, phpunit.xml.dist):
+			// replaced by a clone when the mirror has the commit, kept
+			// unverified otherwise.
+			if _, merr := MirrorGitDir(opts.Mirrors, l.Repo); merr != nil {
+				p.State = CheckoutUnproven
+				return p
+			}
+			return replaceSnapshot(ctx, l, opts, dest)
 		case head == l.Commit:
 			p.State = CheckoutPresent
 		default:
@@ -105,37 +117,81 @@ func prepareOne(ctx context.Context, l Label, opts PrepareOptions) Prepared {
 		}
 		return p
 	}
-	mirror, err := MirrorGitDir(opts.Mirrors, l.Repo)
-	if err != nil {
+	if err := cloneInto(ctx, l, opts, dest); err != nil {
 		p.Err = err
-		return p
-	}
-	if _, err := gitOut(ctx, opts.Env, "", "--git-dir="+mirror, "cat-file", "-e", l.Commit+"^{commit}"); err != nil {
-		p.Err = fmt.Errorf("the mirror %s lacks commit %s (fetch the repository again, or relabel at its HEAD): %w", mirror, l.Commit, err)
-		return p
-	}
-	part := dest + ".part"
-	if err := os.RemoveAll(part); err != nil {
-		p.Err = fmt.Errorf("removing stale %s: %w", part, err)
-		return p
-	}
-	if _, err := gitOut(ctx, opts.Env, "", "clone", "--quiet", "--no-checkout", mirror, part); err != nil {
-		_ = os.RemoveAll(part)
-		p.Err = fmt.Errorf("cloning %s: %w", mirror, err)
-		return p
-	}
-	if _, err := gitOut(ctx, opts.Env, part, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", l.Commit); err != nil {
-		_ = os.RemoveAll(part)
-		p.Err = fmt.Errorf("checking out %s: %w", l.Commit, err)
-		return p
-	}
-	if err := os.Rename(part, dest); err != nil {
-		_ = os.RemoveAll(part)
-		p.Err = fmt.Errorf("moving %s into place: %w", part, err)
 		return p
 	}
 	p.State = CheckoutCreated
 	return p
+}
+
+// replaceSnapshot clones the labelled commit next to a snapshot that is not
+// a clone, then swaps the two: the snapshot is removed only once the clone
+// is complete, so a failure leaves the snapshot as it was.
+func replaceSnapshot(ctx context.Context, l Label, opts PrepareOptions, dest string) Prepared {
+	p := Prepared{Repo: l.Repo, Dir: dest, State: CheckoutFailed}
+	fresh := dest + ".clone"
+	if err := os.RemoveAll(fresh); err != nil {
+		p.Err = fmt.Errorf("removing stale %s: %w", fresh, err)
+		return p
+	}
+	if err := cloneInto(ctx, l, opts, fresh); err != nil {
+		p.Err = fmt.Errorf("replacing the snapshot %s by a clone: %w", dest, err)
+		return p
+	}
+	old := dest + ".snapshot"
+	if err := os.RemoveAll(old); err != nil {
+		_ = os.RemoveAll(fresh)
+		p.Err = fmt.Errorf("removing stale %s: %w", old, err)
+		return p
+	}
+	if err := os.Rename(dest, old); err != nil {
+		_ = os.RemoveAll(fresh)
+		p.Err = fmt.Errorf("moving the snapshot %s aside: %w", dest, err)
+		return p
+	}
+	if err := os.Rename(fresh, dest); err != nil {
+		_ = os.Rename(old, dest)
+		_ = os.RemoveAll(fresh)
+		p.Err = fmt.Errorf("moving the clone into %s: %w", dest, err)
+		return p
+	}
+	if err := os.RemoveAll(old); err != nil {
+		p.Err = fmt.Errorf("removing the replaced snapshot %s: %w", old, err)
+		return p
+	}
+	p.State = CheckoutReplaced
+	return p
+}
+
+// cloneInto clones the mirror of l into dest, detached at the labelled
+// commit. The clone is made in dest+".part" and renamed into place only when
+// complete.
+func cloneInto(ctx context.Context, l Label, opts PrepareOptions, dest string) error {
+	mirror, err := MirrorGitDir(opts.Mirrors, l.Repo)
+	if err != nil {
+		return err
+	}
+	if _, err := gitOut(ctx, opts.Env, "", "--git-dir="+mirror, "cat-file", "-e", l.Commit+"^{commit}"); err != nil {
+		return fmt.Errorf("the mirror %s lacks commit %s (fetch the repository again, or relabel at its HEAD): %w", mirror, l.Commit, err)
+	}
+	part := dest + ".part"
+	if err := os.RemoveAll(part); err != nil {
+		return fmt.Errorf("removing stale %s: %w", part, err)
+	}
+	if _, err := gitOut(ctx, opts.Env, "", "clone", "--quiet", "--no-checkout", mirror, part); err != nil {
+		_ = os.RemoveAll(part)
+		return fmt.Errorf("cloning %s: %w", mirror, err)
+	}
+	if _, err := gitOut(ctx, opts.Env, part, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", l.Commit); err != nil {
+		_ = os.RemoveAll(part)
+		return fmt.Errorf("checking out %s: %w", l.Commit, err)
+	}
+	if err := os.Rename(part, dest); err != nil {
+		_ = os.RemoveAll(part)
+		return fmt.Errorf("moving %s into place: %w", part, err)
+	}
+	return nil
 }
 
 // CheckoutHead returns the commit checked out in dir, and whether dir is a

@@ -69,8 +69,8 @@ func (t Target) String() string {
 }
 
 // Proposal is the part of `agent-loop infer --format json` the study
-// scores. Suites is read when a future proposal lists several independent
-// suites instead of one command; today's schema has no such field.
+// scores. Suites is read when a proposal lists several independent suites
+// (infer's suites field, an extra field the schema allows).
 type Proposal struct {
 	Class      string   `json:"criterion_class"`
 	Command    *string  `json:"command"`

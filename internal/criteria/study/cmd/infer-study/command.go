@@ -184,8 +184,8 @@ func prepareCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	for _, p := range prepared {
 		states[p.State]++
 	}
-	fmt.Fprintf(stdout, "\n%d labels: %d created, %d present, %d present without commit check, %d failed\n", len(prepared),
-		states[study.CheckoutCreated], states[study.CheckoutPresent], states[study.CheckoutUnproven], states[study.CheckoutFailed])
+	fmt.Fprintf(stdout, "\n%d labels: %d created, %d present, %d snapshots replaced by clones, %d present without commit check, %d failed\n", len(prepared),
+		states[study.CheckoutCreated], states[study.CheckoutPresent], states[study.CheckoutReplaced], states[study.CheckoutUnproven], states[study.CheckoutFailed])
 	if err != nil {
 		return fmt.Errorf("some checkouts could not be prepared:\n%w", err)
 	}
@@ -202,11 +202,15 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	outFile := fs.String("out", "", "also write the JSON report to `FILE`")
 	allowMissing := fs.Bool("allow-missing", false, "score the checkouts present instead of failing when some are missing")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
+	half := fs.String("half", "", "only the `odd` or `even` half of the labels (1-based, in the order validate lists them): develop on one, check on the other")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 1 {
 		return usagef("eval takes at most one CHECKOUTS directory, got %q", fs.Args())
+	}
+	if *half != "" && *half != "odd" && *half != "even" {
+		return usagef("--half %q: valid values are odd and even", *half)
 	}
 	if *timeout <= 0 {
 		return usagef("--timeout %s: give a positive duration such as 2m", *timeout)
@@ -229,6 +233,9 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	labels, err := loadLabels(*labelsDir)
 	if err != nil {
 		return err
+	}
+	if *half != "" {
+		labels = study.Half(labels, *half == "odd")
 	}
 	if filter != nil {
 		var kept []study.Label

@@ -1,0 +1,5 @@
+package svc
+
+import "testing"
+
+func TestOK(t *testing.T) {}

@@ -1,0 +1,1 @@
+const test = require('node:test'); test('ok', () => {});

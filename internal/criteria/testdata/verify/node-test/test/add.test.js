@@ -1,0 +1,6 @@
+const test = require('node:test');
+const assert = require('node:assert');
+
+test('adds', () => { assert.strictEqual(1 + 2, 3); });
+test('subtracts', () => { assert.strictEqual(3 - 2, 1); });
+test('multiplies', () => { assert.strictEqual(2 * 3, 7); });
