@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,7 +22,9 @@ import (
 	"github.com/aiwg/agent-loop/internal/cli"
 	"github.com/aiwg/agent-loop/internal/fakemodel"
 	"github.com/aiwg/agent-loop/internal/sandbox"
+	"github.com/aiwg/agent-loop/internal/sandbox/sandboxtest"
 	"github.com/aiwg/agent-loop/internal/schemas"
+	"github.com/aiwg/agent-loop/internal/weaken"
 )
 
 // The acceptance tests run the real binary (this test binary re-executed as
@@ -46,6 +49,24 @@ func TestScripts(t *testing.T) {
 		Dir:                 filepath.Join("..", "..", "testdata", "script"),
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
+			// The harness's private state, outside the work tree.
+			stateDir, err := os.MkdirTemp("", "agent-loop-state-")
+			if err != nil {
+				return err
+			}
+			env.Defer(func() { os.RemoveAll(stateDir) })
+			env.Setenv("AGENT_LOOP_STATE_DIR", stateDir)
+			env.Setenv("STATEDIR", stateDir)
+			// As root the sandbox user must reach the work tree; the
+			// scripted agents report what they saw in files of $WORK,
+			// outside the work tree: the sandbox may write there
+			// (AGENT_LOOP_TEST_WRITABLE, honoured by test builds only),
+			// and as root its user too (sticky: it cannot move the repo).
+			if err := sandboxtest.Share(env.WorkDir); err != nil {
+				return err
+			}
+			env.Setenv(weaken.WritableVar, env.WorkDir)
+			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			env.Setenv("AGENT_LOOP_SCHEMAS", schemas.Dir())
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			env.Setenv("GIT_AUTHOR_NAME", "Test")
@@ -56,7 +77,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("CI", "true")
 			// Scripts that run `go test` as the completion command share the
 			// build cache of the test run.
-			if out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output(); err == nil {
+			// (As root the sandbox user's go uses caches of its own: the test
+			// run's are under root's home, which it cannot enter.)
+			if out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output(); err == nil && os.Geteuid() != 0 {
 				if f := strings.Fields(string(out)); len(f) == 2 {
 					env.Setenv("GOCACHE", f[0])
 					env.Setenv("GOMODCACHE", f[1])
@@ -73,6 +96,10 @@ func TestScripts(t *testing.T) {
 			case "go":
 				_, err := exec.LookPath("go")
 				return err == nil, nil
+			case "root":
+				// The harness runs as root: the sandbox runs the agent as
+				// another user (privilege separation).
+				return os.Geteuid() == 0, nil
 			case "codex":
 				// The real Codex CLI, from $AGENT_LOOP_CLI_BIN.
 				dir := os.Getenv("AGENT_LOOP_CLI_BIN")
@@ -98,8 +125,24 @@ func TestScripts(t *testing.T) {
 			"signal":    cmdSignal,
 			"fakeapi":   cmdFakeAPI,
 			"fakemodel": cmdFakeModel,
+			"privdir":   cmdPrivDir,
 		},
 	})
+}
+
+// privdir VAR sets VAR to the harness's private directory of the
+// repository in the current directory (under $AGENT_LOOP_STATE_DIR), where
+// the live state is.
+func cmdPrivDir(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: privdir VAR")
+	}
+	root, err := exec.Command("git", "-C", ts.MkAbs("."), "rev-parse", "--show-toplevel").Output()
+	ts.Check(err)
+	dir, err := sandbox.PrivateDir(ts.Getenv("AGENT_LOOP_STATE_DIR"), strings.TrimSpace(string(root)))
+	ts.Check(err)
+	ts.Check(os.MkdirAll(filepath.Join(dir, ".aiwg", "ralph"), 0o700))
+	ts.Setenv(args[0], dir)
 }
 
 // schema NAME FILE... validates JSON files against a shared schema.
@@ -249,17 +292,26 @@ func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-var marks = map[string]time.Time{}
+// marks are the scripts' marks (the scripts run in parallel).
+var (
+	marksMu sync.Mutex
+	marks   = map[string]time.Time{}
+)
 
 // mark NAME remembers the time; within NAME DURATION checks the time since.
 func cmdMark(ts *testscript.TestScript, neg bool, args []string) {
+	marksMu.Lock()
+	defer marksMu.Unlock()
 	marks[ts.Getenv("WORK")+args[0]] = time.Now()
 }
 
 func cmdWithin(ts *testscript.TestScript, neg bool, args []string) {
 	d, err := time.ParseDuration(args[1])
 	ts.Check(err)
-	el := time.Since(marks[ts.Getenv("WORK")+args[0]])
+	marksMu.Lock()
+	at := marks[ts.Getenv("WORK")+args[0]]
+	marksMu.Unlock()
+	el := time.Since(at)
 	if el > d {
 		ts.Fatalf("%s after %s, want within %s", args[0], el.Round(time.Millisecond), d)
 	}

@@ -24,7 +24,10 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/aiwg/agent-loop/internal/app"
 	"github.com/aiwg/agent-loop/internal/crashpoint"
+	"github.com/aiwg/agent-loop/internal/sandbox"
+	"github.com/aiwg/agent-loop/internal/sandbox/sandboxtest"
 	"github.com/aiwg/agent-loop/internal/schemas"
 	"github.com/aiwg/agent-loop/internal/state"
 )
@@ -62,38 +65,44 @@ const tortureTask = "finish the five steps"
 const agentScript = `T=$TORTURE_DIR
 [ -n "$TORTURE_TRAP_INT" ] && trap 'sleep 5' INT
 n=$AGENT_LOOP_ITERATION
-echo $$ >> "$T/pids"
+` + recordPID + `
+pid >> "$T/pids"
 echo "step $n done" > "step$n.txt"
 touch "$T/in-agent-$n"
 if [ -e "$T/hold-agent-$n" ] && mkdir "$T/held-agent-$n" 2>/dev/null; then
-	sleep 60 &
-	echo $! >> "$T/pids"
-	touch "$T/holding"
+	hold "$T" &
 	wait
 fi
 if [ -n "$TORTURE_SLEEP" ]; then
-	sleep "$TORTURE_SLEEP" &
-	echo $! >> "$T/pids"
+	nap "$T" &
 	wait
 fi
 `
+
+// recordPID defines the shell functions of the agent and the check that
+// record pids as the test sees them: the sandbox runs them in a PID
+// namespace of their own, where $$ and $! are not the pids of /proc (the
+// host's): pid prints the caller's from /proc/self/stat; hold records a
+// child that sleeps 60 s and then touches holding; nap records a child that
+// sleeps TORTURE_SLEEP.
+const recordPID = `pid() { read -r p _ < /proc/self/stat; echo $p; }
+hold() { sh -c 'read -r p _ < /proc/self/stat; echo $p >> "$0/pids"; touch "$0/holding"; exec sleep 60' "$1"; }
+nap() { sh -c 'read -r p _ < /proc/self/stat; echo $p >> "$0/pids"; exec sleep "$1"' "$1" "$TORTURE_SLEEP"; }`
 
 // checkHook is sourced by test.sh when TORTURE_DIR is set: hold-check-K
 // blocks the first check that sees K step files, TORTURE_SLEEP slows every
 // check down.
 const checkHook = `[ -n "$TORTURE_TRAP_INT" ] && trap 'sleep 5' INT
-echo $$ >> "$TORTURE_DIR/pids"
+` + recordPID + `
+pid >> "$TORTURE_DIR/pids"
 k=$(ls step*.txt 2>/dev/null | wc -l | tr -d ' ')
 touch "$TORTURE_DIR/in-check-$k"
 if [ -e "$TORTURE_DIR/hold-check-$k" ] && mkdir "$TORTURE_DIR/held-check-$k" 2>/dev/null; then
-	sleep 60 &
-	echo $! >> "$TORTURE_DIR/pids"
-	touch "$TORTURE_DIR/holding"
+	hold "$TORTURE_DIR" &
 	wait
 fi
 if [ -n "$TORTURE_SLEEP" ]; then
-	sleep "$TORTURE_SLEEP" &
-	echo $! >> "$TORTURE_DIR/pids"
+	nap "$TORTURE_DIR" &
 	wait
 fi
 `
@@ -131,6 +140,7 @@ type fixture struct {
 	t      *testing.T
 	dir    string // scripts, markers, pid list, logs
 	repo   string
+	priv   string // the harness's private directory of repo: the live state
 	origin string
 	bin    string
 	id     string
@@ -145,13 +155,21 @@ func newFixture(t *testing.T, id string, extraEnv ...string) *fixture {
 	if err != nil {
 		t.Fatalf("the test binary is not installed as agent-loop in PATH (TestMain): %v", err)
 	}
-	dir := t.TempDir()
+	// The agent and the check (the sandbox's user, as root) write their
+	// pids and markers here.
+	dir := sandboxtest.SharedDir(t)
+	// The harness's private state: root's, out of the sandbox's reach (not
+	// in dir, which the sandbox may write).
+	stateDir := t.TempDir()
 	f := &fixture{t: t, dir: dir, repo: filepath.Join(dir, "repo"), origin: filepath.Join(dir, "origin.git"), bin: bin, id: id}
+	if f.priv, err = sandbox.PrivateDir(stateDir, f.repo); err != nil {
+		t.Fatal(err)
+	}
 	f.env = append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + os.TempDir(), "LANG=C",
 		"GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
 		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com",
-		"TORTURE_DIR=" + dir,
+		"TORTURE_DIR=" + dir, sandboxtest.WritableEnv(dir), "GORACE=atexit_sleep_ms=0", app.StateDirVar + "=" + stateDir,
 	}, extraEnv...)
 	t.Cleanup(func() { killTagged(dir) })
 	for name, body := range map[string]string{"agent.sh": agentScript, "hook.sh": checkHook} {
@@ -193,7 +211,9 @@ func (f *fixture) tryGit(dir string, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), err
 }
 
-func (f *fixture) loopDir() string { return filepath.Join(f.repo, state.LoopsDir, f.id) }
+// loopDir is the live copy of the loop's directory (the seed copy in the
+// work tree is written from it).
+func (f *fixture) loopDir() string { return filepath.Join(f.priv, state.LoopsDir, f.id) }
 
 func (f *fixture) runArgs() []string {
 	return []string{"run", "--provider", "command", "--agent-command", "sh " + filepath.Join(f.dir, "agent.sh"),
@@ -386,7 +406,7 @@ func (f *fixture) readState() (*state.State, []byte) {
 
 func (f *fixture) readRegistry() *state.Registry {
 	f.t.Helper()
-	b, err := os.ReadFile(filepath.Join(f.repo, state.RegistryFile))
+	b, err := os.ReadFile(filepath.Join(f.priv, state.RegistryFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return &state.Registry{}
 	}
@@ -410,7 +430,7 @@ func (f *fixture) checkFiles(when string) {
 			f.t.Errorf("%s: state.json is not valid: %v", when, err)
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(f.repo, state.RegistryFile)); err == nil {
+	if b, err := os.ReadFile(filepath.Join(f.priv, state.RegistryFile)); err == nil {
 		if err := schemas.Validate(schemas.LoopRegistry, b); err != nil {
 			f.t.Errorf("%s: registry.json is not valid: %v\n%s", when, err, b)
 		}
@@ -432,8 +452,8 @@ func (f *fixture) checkFiles(when string) {
 	}
 	// flock locks die with their process: the registry lock must be free
 	// at once (a blocking wait would show up as a slow status or run).
-	if _, err := os.Stat(filepath.Join(f.repo, state.LockFile)); err == nil {
-		fl := flock.New(filepath.Join(f.repo, state.LockFile))
+	if _, err := os.Stat(filepath.Join(f.priv, state.LockFile)); err == nil {
+		fl := flock.New(filepath.Join(f.priv, state.LockFile))
 		ok, err := fl.TryLock()
 		if err != nil || !ok {
 			f.t.Errorf("%s: the registry lock is held (ok=%v, err=%v) though no agent-loop runs", when, ok, err)
@@ -647,12 +667,14 @@ func (f *fixture) verifyCompleted(wantTree string) {
 		f.t.Errorf("git lock files left behind: %v", locks)
 	}
 	var temps []string
-	_ = filepath.WalkDir(filepath.Join(f.repo, state.RootDir), func(p string, d os.DirEntry, err error) error {
-		if err == nil && strings.Contains(d.Name(), ".tmp-") {
-			temps = append(temps, p)
-		}
-		return nil
-	})
+	for _, root := range []string{f.repo, f.priv} { // the seed copy and the live one
+		_ = filepath.WalkDir(filepath.Join(root, state.RootDir), func(p string, d os.DirEntry, err error) error {
+			if err == nil && strings.Contains(d.Name(), ".tmp-") {
+				temps = append(temps, p)
+			}
+			return nil
+		})
+	}
 	if len(temps) > 0 {
 		f.t.Errorf("temporary files of interrupted writes left behind: %v", temps)
 	}
@@ -938,8 +960,22 @@ func crashTrialRun(t *testing.T, id string, tr crashTrial, wantTree string) int 
 	if !x.killed {
 		t.Fatalf("the run was not killed (crash point %q never reached?): %s\n%s", tr.points[0], x, tail(lp))
 	}
-	if tr.hold != "" && len(f.liveRecorded())+len(f.livePIDs("pushpids")) == 0 {
-		t.Errorf("the held %s did not outlive the killed harness: the kill did not land while it ran", tr.hold)
+	switch {
+	case strings.HasPrefix(tr.hold, "push-"):
+		// git's children are not the sandbox's: a push outlives its harness.
+		if len(f.livePIDs("pushpids")) == 0 {
+			t.Errorf("the held %s did not outlive the killed harness: the kill did not land while it ran", tr.hold)
+		}
+	case tr.hold != "":
+		// The sandbox never outlives its harness: the held agent or check
+		// (it waits 60 s) ends with it.
+		deadline := time.Now().Add(10 * time.Second)
+		for len(f.liveRecorded()) > 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if live := f.liveRecorded(); len(live) > 0 {
+			t.Errorf("the held %s outlived the killed harness by 10s: %v", tr.hold, live)
+		}
 	}
 	attempts := f.recover(tr.points[1:])
 	f.verifyCompleted(wantTree)

@@ -197,7 +197,7 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 	}
 	if prev == nil {
 		s.Start.LoopID = a.baseID
-		if d := state.NewDir(a.repoRoot(), a.baseID); d.Exists() {
+		if d := app.LoopDir(a.repoRoot(), a.baseID, a.o.Environ); d.Exists() {
 			// This trigger's earlier loop is finished: a new one.
 			s.Start.LoopID = state.DerivedLoopID(trig.Slug, trig.Key+"#"+strconv.FormatInt(a.rt.Context().RunID, 10))
 		}
@@ -320,7 +320,8 @@ func (a *actionRun) main(ctx context.Context, event, repoFull, apiURL, serverURL
 	}
 	cancelled := ctx.Err() != nil
 	var unpushed error
-	if !cancelled {
+	// Processes of the agent's code outlived their run: nothing is pushed.
+	if !cancelled && !res.Outcome.Uncontained {
 		unpushed = a.pushResult(ctx, res.State)
 		unpushed = a.bundleUnpushed(ctx, res, unpushed)
 	}
@@ -516,40 +517,6 @@ func inputName(param string) string {
 	return param
 }
 
-// loopFiles are the files of a loop directory kept in the state ref and the
-// artifact (logs and transcripts only in the artifact).
-func loopFiles(d state.Dir, withLogs bool, redact func(string) string) (map[string][]byte, error) {
-	files := map[string][]byte{}
-	err := filepath.WalkDir(d.Path(), func(p string, de fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if de.IsDir() || !de.Type().IsRegular() {
-			return nil
-		}
-		rel, _ := filepath.Rel(d.Path(), p)
-		rel = filepath.ToSlash(rel)
-		if !withLogs && (strings.HasPrefix(rel, "logs/") || strings.HasPrefix(rel, "transcripts/")) {
-			return nil
-		}
-		if rel == "control" || (rel == bundleFile && !withLogs) {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		// Compressed files and the bundle are binary: a mask would corrupt
-		// them (the bundle holds what a push would have published).
-		if redact != nil && !strings.HasSuffix(rel, ".gz") && rel != bundleFile {
-			b = []byte(redact(string(b)))
-		}
-		files[rel] = b
-		return nil
-	})
-	return files, err
-}
-
 // restore finds the newest state of this trigger (state ref or artifact of
 // an earlier run), writes it into .aiwg/ralph/loops/<id>/ and returns it when
 // the loop can be resumed.
@@ -628,12 +595,10 @@ func uploadState(ctx context.Context, rt *actions.Runtime, w *actions.Writer, en
 	if err != nil {
 		return err
 	}
-	files, err := loopFiles(d, true, w.Redact)
-	if err != nil {
-		return err
-	}
+	var skipped []string
+	src := loopSource(d, w, &skipped)
 	name := artifactName(baseID)
-	if _, _, err := client.Upload(ctx, name, files); err != nil {
+	if _, _, err := client.UploadFrom(ctx, name, src); err != nil {
 		if !errors.Is(err, actions.ErrArtifactExists) {
 			return err
 		}
@@ -641,10 +606,12 @@ func uploadState(ctx context.Context, rt *actions.Runtime, w *actions.Writer, en
 		if _, derr := client.Delete(ctx, name); derr != nil {
 			return fmt.Errorf("%w (and deleting the earlier one failed: %v)", err, derr)
 		}
-		if _, _, err := client.Upload(ctx, name, files); err != nil {
+		skipped = nil
+		if _, _, err := client.UploadFrom(ctx, name, src); err != nil {
 			return err
 		}
 	}
+	noteSkipped(w, "the state artifact", skipped)
 	return nil
 }
 
@@ -720,8 +687,8 @@ func (ob *actionObserver) Observe(ctx context.Context, ev loop.Event) {
 		end()
 	}
 	// The state ref: durable state beyond artifacts, every iteration.
-	d := state.NewDir(a.repoRoot(), st.LoopID)
-	if files, err := loopFiles(d, false, a.w.Redact); err == nil {
+	d := app.LoopDir(a.repoRoot(), st.LoopID, a.o.Environ)
+	if files, err := loopFiles(d, a.w); err == nil {
 		if _, err := a.repo.PushRef(ctx, stateRef(a.baseID), files, fmt.Sprintf("agent-loop state of %s after iteration %d", st.LoopID, st.Iteration)); err != nil {
 			fmt.Fprintf(a.stdout, "agent-loop: pushing the state ref failed: %v\n", err)
 		}
@@ -781,12 +748,16 @@ func (ob *actionObserver) publish(ctx context.Context, st *state.State, final bo
 			h.ReportURL = url
 		}
 	}
-	_ = a.w.Summary(render(report.Summary))
+	if err := a.w.Summary(render(report.Summary)); err != nil {
+		// Opened as a regular file only (safefs): a symlink or a FIFO put
+		// there is refused, and said.
+		fmt.Fprintf(a.stdout, "agent-loop: writing the step summary failed: %v\n", a.w.Redact(err.Error()))
+	}
 	if final && (number > 0 || a.reportOn.CommitSHA != "") && a.s.Spec.Publish.PR != "none" {
 		ob.notify(ctx, st, number, opts)
 	}
 	if final {
-		d := state.NewDir(a.repoRoot(), st.LoopID)
+		d := app.LoopDir(a.repoRoot(), st.LoopID, a.o.Environ)
 		_ = d.Save(st, time.Now())
 	}
 }
@@ -850,7 +821,7 @@ func Post(ctx context.Context, o app.IO, getenv actions.Env, stdout io.Writer) i
 		fmt.Fprintf(stdout, "agent-loop post: %v\n", err)
 		return 0
 	}
-	d := state.NewDir(repo.Root(), loopID)
+	d := app.LoopDir(repo.Root(), loopID, o.Environ)
 	st, err := d.Load()
 	if err != nil {
 		fmt.Fprintf(stdout, "agent-loop post: no state to publish: %v\n", err)
@@ -879,7 +850,7 @@ func Post(ctx context.Context, o app.IO, getenv actions.Env, stdout io.Writer) i
 				s: post, trig: trigger{Number: number}, ciHead: rt.State(stCIHead),
 				reportOn: ghforge.ReportTarget{CommitSHA: rt.State(stReportSHA)}}
 			ob := &actionObserver{run: run, serverURL: gctx.ServerURL, repoFull: gctx.Repository, actor: rt.State(stActor)}
-			if files, err := loopFiles(d, false, w.Redact); err == nil {
+			if files, err := loopFiles(d, w); err == nil {
 				_, _ = repo.PushRef(ctx, stateRef(baseID), files, "agent-loop state of "+loopID+" (post step)")
 			}
 			ob.publish(ctx, st, true)

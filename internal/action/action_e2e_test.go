@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -24,8 +25,11 @@ import (
 	"github.com/nektos/act/pkg/common"
 
 	"github.com/aiwg/agent-loop/internal/actions"
+	"github.com/aiwg/agent-loop/internal/app"
 	"github.com/aiwg/agent-loop/internal/forge/github/githubtest"
+	"github.com/aiwg/agent-loop/internal/sandbox/sandboxtest"
 	"github.com/aiwg/agent-loop/internal/schemas"
+	"github.com/aiwg/agent-loop/internal/weaken"
 )
 
 // The end-to-end test of the Action: the built binary runs as the container
@@ -40,12 +44,25 @@ var (
 	buildErr  error
 )
 
-// TestMain removes the binary built for the end-to-end tests.
+// stateBase holds the harness's private directories of this test binary's
+// loops (AGENT_LOOP_STATE_DIR; the default is a system directory).
+var stateBase string
+
+// TestMain removes the binary built for the end-to-end tests and the
+// loops' private directories.
 func TestMain(m *testing.M) {
+	var err error
+	if stateBase, err = os.MkdirTemp("", "agent-loop-action-state-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	// cliRun passes this process's environment on.
+	os.Setenv(app.StateDirVar, stateBase)
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
+	os.RemoveAll(stateBase)
 	os.Exit(code)
 }
 
@@ -56,7 +73,10 @@ func binary(t *testing.T) (main, post string) {
 		if buildErr != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, "agent-loop"), "github.com/aiwg/agent-loop/cmd/agent-loop")
+		// Tagged: the binary honours the test-only switches (weaken), for
+		// the hostile probes' weakened runs and for the directories the
+		// scripted agents report in (sandboxtest.WritableEnv).
+		cmd := exec.Command("go", "build", "-tags", "agentloop_weaken", "-o", filepath.Join(binDir, "agent-loop"), "github.com/aiwg/agent-loop/cmd/agent-loop")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = &buildError{err, string(out)}
@@ -161,7 +181,10 @@ const repoName = githubtest.DefaultRepoFullName
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	w := &world{t: t, gh: githubtest.New(t), token: githubtest.DefaultToken, work: t.TempDir()}
+	// The scripted agents (the sandbox's user, as root) read their
+	// scripts in w.work and report what they saw there; the checkouts are
+	// made in it.
+	w := &world{t: t, gh: githubtest.New(t), token: githubtest.DefaultToken, work: sandboxtest.SharedDir(t)}
 	root := t.TempDir()
 	w.bare = filepath.Join(root, "demo.git")
 	seed := filepath.Join(t.TempDir(), "seed")
@@ -186,7 +209,8 @@ check "sub neg" "$(sub 0 4)" -4
 	w.artURL, w.artToken = actArtifacts(t)
 	w.gh.SetCollaborator(repoName, "alice", "write")
 	w.gh.SetCollaborator(repoName, "bob", "read")
-	// The scripted agent: iteration 1 changes nothing useful; iteration 2
+	// The scripted agent (its pid as /proc sees it: $$ is its pid in the
+	// sandbox's PID namespace): iteration 1 changes nothing useful; iteration 2
 	// hangs the first time (the run is cancelled there) and fixes sub when
 	// run again; it also tries to break CI (a protected path: reverted).
 	w.agent = filepath.Join(w.work, "agent.sh")
@@ -194,7 +218,7 @@ check "sub neg" "$(sub 0 4)" -4
 case "$AGENT_LOOP_ITERATION" in
 1) echo '# looked' >> calc.sh; echo '# agent edit' >> .github/workflows/ci.yml ;;
 2)
-	if [ ! -e "$WORK/hung" ]; then touch "$WORK/hung"; echo $$ > "$WORK/agent.pid"; exec sleep 60; fi
+	if [ ! -e "$WORK/hung" ]; then read -r pid _ < /proc/self/stat; echo $pid > "$WORK/agent.pid"; touch "$WORK/hung"; exec sleep 60; fi
 	printf 'add() { echo $(($1 + $2)); }\nsub() { echo $(($1 - $2)); }\n' > calc.sh ;;
 esac
 `), 0o755)
@@ -244,6 +268,7 @@ func (w *world) step(ws, event string, payload any, inputs map[string]string, at
 		"GITHUB_ENV": filepath.Join(dir, "env"), "GITHUB_PATH": filepath.Join(dir, "path"),
 		"ACTIONS_RUNTIME_TOKEN": w.artToken, "ACTIONS_RESULTS_URL": w.artURL, "ACTIONS_RUNTIME_URL": w.artURL,
 		"ACTIONS_ID_TOKEN_REQUEST_TOKEN": "oidc-secret-value", "ACTIONS_ID_TOKEN_REQUEST_URL": "http://127.0.0.1:1/oidc",
+		app.StateDirVar: stateBase, weaken.WritableVar: w.work, "GORACE": "atexit_sleep_ms=0",
 	}
 	defaults := map[string]string{
 		"completion": "sh test.sh", "provider": "command", "agent-command": "sh " + w.agent, "max-iterations": "4",
@@ -364,7 +389,7 @@ func TestActionEndToEnd(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(w.work, "agent.pid")); len(b) > 0 {
 		pid := atoi(strings.TrimSpace(string(b)))
-		if syscall.Kill(pid, 0) == nil {
+		if alive(pid) {
 			t.Errorf("the agent (pid %d) outlived the cancelled step", pid)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	ghforge "github.com/aiwg/agent-loop/internal/forge/github"
 	"github.com/aiwg/agent-loop/internal/forge/github/githubtest"
+	"github.com/aiwg/agent-loop/internal/sandbox/sandboxtest"
 )
 
 // The "CI failed: fix it" trigger end to end: the binary runs as the
@@ -64,7 +65,7 @@ func newCIWorld(t *testing.T, workflowFile string, files, broken map[string]stri
 
 func newCIWorldPR(t *testing.T, workflowFile string, files, broken map[string]string, agent string, withPR bool) *ciWorld {
 	t.Helper()
-	w := &world{t: t, gh: githubtest.New(t), token: githubtest.DefaultToken, work: t.TempDir()}
+	w := &world{t: t, gh: githubtest.New(t), token: githubtest.DefaultToken, work: sandboxtest.SharedDir(t)}
 	root := t.TempDir()
 	w.bare = filepath.Join(root, "demo.git")
 	seed := filepath.Join(t.TempDir(), "seed")

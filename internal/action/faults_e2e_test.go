@@ -19,7 +19,10 @@ import (
 	"time"
 
 	"github.com/aiwg/agent-loop/internal/actions"
+	"github.com/aiwg/agent-loop/internal/app"
 	"github.com/aiwg/agent-loop/internal/forge/github/githubtest"
+	"github.com/aiwg/agent-loop/internal/sandbox"
+	"github.com/aiwg/agent-loop/internal/sandbox/sandboxtest"
 	"github.com/aiwg/agent-loop/internal/schemas"
 )
 
@@ -276,7 +279,11 @@ func TestDiskFull(t *testing.T) {
 		t.Skip("mounting a small tmpfs needs root; run the tests as root to cover a full disk")
 	}
 	t.Parallel()
-	top := t.TempDir()
+	// The agent's script is in top (the sandbox's user reads it, as
+	// root), its marker in a directory of its own: the sandbox refuses to
+	// let it write a directory that holds the harness's private state.
+	top := sandboxtest.TempDir(t)
+	marks := sandboxtest.SharedDir(t)
 	mnt := filepath.Join(top, "small")
 	os.MkdirAll(mnt, 0o755)
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt).CombinedOutput(); err != nil {
@@ -285,6 +292,9 @@ func TestDiskFull(t *testing.T) {
 	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
 	repo := filepath.Join(mnt, "repo")
 	os.MkdirAll(repo, 0o755)
+	if err := sandboxtest.Reach(repo); err != nil {
+		t.Fatal(err)
+	}
 	os.WriteFile(filepath.Join(repo, "calc.sh"), []byte("add() { echo $(($1 + $2)); }\nsub() { echo $(($1 + $2)); }\n"), 0o644)
 	os.WriteFile(filepath.Join(repo, "test.sh"), []byte(". ./calc.sh\n[ \"$(sub 5 3)\" = 2 ] || { echo 'not ok 1 - sub'; exit 1; }\necho 'ok 1 - sub'\n"), 0o644)
 	git(t, repo, "init", "-q", "-b", "main")
@@ -302,7 +312,14 @@ func TestDiskFull(t *testing.T) {
 	;;
 esac
 `), 0o755)
-	env := []string{"FILLED=" + filepath.Join(top, "filled")}
+	// The harness's private state is on the small disk too: the state
+	// writes are what the full disk must not corrupt.
+	stateDir := filepath.Join(mnt, "state")
+	env := []string{"FILLED=" + filepath.Join(marks, "filled"), sandboxtest.WritableEnv(marks), app.StateDirVar + "=" + stateDir}
+	priv, err := sandbox.PrivateDir(stateDir, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
 	const id = "ralph-diskfull-00000112"
 	out, code := cliRun(t, repo, env, "run", "--completion", "sh test.sh", "--agent-command", "sh "+agent, "--loop-id", id, "--max-iterations", "3", "fix the calculator")
 	if code == 0 {
@@ -311,7 +328,8 @@ esac
 	if !strings.Contains(out, "no space left on device") || !strings.Contains(out, "The disk is full: the state from before the fault is kept") {
 		t.Errorf("the error does not say the disk is full:\n%s", out)
 	}
-	loopDir := filepath.Join(repo, ".aiwg", "ralph", "loops", id)
+	// The live state, in the harness's private directory.
+	loopDir := filepath.Join(priv, ".aiwg", "ralph", "loops", id)
 	ents, _ := os.ReadDir(loopDir)
 	for _, e := range ents {
 		if strings.Contains(e.Name(), ".tmp-") {
@@ -334,7 +352,7 @@ esac
 	if st.Iteration != 1 {
 		t.Errorf("state iteration %d, want 1 (the last iteration recorded before the disk filled)", st.Iteration)
 	}
-	if reg, err := os.ReadFile(filepath.Join(repo, ".aiwg", "ralph", "registry.json")); err != nil || schemas.Validate(schemas.LoopRegistry, reg) != nil {
+	if reg, err := os.ReadFile(filepath.Join(priv, ".aiwg", "ralph", "registry.json")); err != nil || schemas.Validate(schemas.LoopRegistry, reg) != nil {
 		t.Errorf("the registry is unreadable or invalid after the fault: %v\n%s", err, reg)
 	}
 

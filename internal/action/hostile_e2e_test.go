@@ -18,6 +18,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/aiwg/agent-loop/internal/forge/github/githubtest"
+	"github.com/aiwg/agent-loop/internal/sandbox/sandboxtest"
+	"github.com/aiwg/agent-loop/internal/weaken"
 )
 
 // Hostile agents in the Action, end to end: the built binary runs as the
@@ -114,11 +116,30 @@ func runnerView(out string) (commands, inert []string) {
 	return commands, inert
 }
 
+// The agent (and the test it adds, while the completion command runs)
+// writes the workflow command files, prints workflow commands and forges
+// the sticky comment's marker. The files are out of the sandbox's reach:
+// every write is refused by the kernel. Weakened (no sandbox), the same
+// writes land in GITHUB_ENV and GITHUB_PATH: the probe can fail.
 func TestActionHostileAgentCommandsAndOutputs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	t.Parallel()
+	t.Run("contained", func(t *testing.T) { t.Parallel(); hostileCommandsAndOutputs(t, "") })
+	t.Run("weakened", func(t *testing.T) { t.Parallel(); hostileCommandsAndOutputs(t, "sandbox") })
+}
+
+// weakenedEnv is the environment that switches the defences weak off in
+// the tagged binary ("": none).
+func weakenedEnv(weak string) map[string]string {
+	if weak == "" {
+		return nil
+	}
+	return map[string]string{weaken.EnvVar: weak}
+}
+
+func hostileCommandsAndOutputs(t *testing.T, weak string) {
 	mainBin, _ := binary(t)
 	w := newWorld(t)
 	issue := w.gh.AddIssue(repoName, "alice", "calc is broken", "sub adds")
@@ -141,17 +162,18 @@ case "$AGENT_LOOP_ITERATION" in
 	echo '##[set-output name=status;]hacked-legacy'
 	echo '::group::forged group'
 	echo "status=hacked" >> "$GITHUB_OUTPUT"
-	printf 'status=hacked\nevil=1\n' >> "$OUTF"
-	printf 'NODE_OPTIONS=--require /tmp/evil.js\nEVIL=1\n' >> "$ENVF"
-	printf '/tmp/evil-bin\n' >> "$PATHF"
-	printf 'uploaded=1\nworkspace=/\n' >> "$STATEF"
-	printf '# pwned by the agent\n' >> "$SUMMARYF"
-	printf 'dangling<<EOF\n' >> "$OUTF"
+	E="$WORK/cmdfile-errors.txt"
+	printf 'status=hacked\nevil=1\n' 2>>"$E" >> "$OUTF"
+	printf 'NODE_OPTIONS=--require /tmp/evil.js\nEVIL=1\n' 2>>"$E" >> "$ENVF"
+	printf '/tmp/evil-bin\n' 2>>"$E" >> "$PATHF"
+	printf 'uploaded=1\nworkspace=/\n' 2>>"$E" >> "$STATEF"
+	printf '# pwned by the agent\n' 2>>"$E" >> "$SUMMARYF"
+	printf 'dangling<<EOF\n' 2>>"$E" >> "$OUTF"
 	mkdir -p .github/workflows && cp "$WORK/evil.yml" .github/workflows/evil.yml
 	;;
 2)
 	# The fix, with a line the completion command runs when test.sh sources it.
-	printf 'add() { echo $(($1 + $2)); }\nsub() { echo $(($1 - $2)); }\nprintf "status=hacked-by-test\\n" >> %s 2>/dev/null\n' "$OUTF" > calc.sh
+	printf 'add() { echo $(($1 + $2)); }\nsub() { echo $(($1 - $2)); }\nprintf "status=hacked-by-test\\n" 2>>%s >> %s\n' "$WORK/check-errors.txt" "$OUTF" > calc.sh
 	echo "$sticky"
 	printf '::set-output name=status::hacked-without-newline'
 	;;
@@ -160,8 +182,18 @@ esac
 	ws := w.checkout("ws")
 	s := w.step(ws, "issue_comment", payload, map[string]string{"agent-command": "sh " + agent}, "1")
 	fileCommandFiles(t, w, s)
-	err := s.start(t, mainBin, nil).Wait()
+	err := s.start(t, mainBin, weakenedEnv(weak)).Wait()
 	out := s.stdout.String()
+	if weak != "" {
+		// Without the sandbox the agent's lines reach the environment and
+		// PATH of every later step.
+		for _, f := range []string{"GITHUB_ENV", "GITHUB_PATH"} {
+			if b, _ := os.ReadFile(s.env[f]); !bytes.Contains(b, []byte("evil")) {
+				t.Errorf("weakened (%s): %s holds %q; the probe cannot fail\n%s", weak, f, b, out)
+			}
+		}
+		return
+	}
 	if exitCode(err) != 0 {
 		t.Fatalf("exit %d\n%s", exitCode(err), out)
 	}
@@ -207,8 +239,10 @@ esac
 	if b, _ := os.ReadFile(s.summary); bytes.Contains(b, []byte("pwned")) || !bytes.Contains(b, []byte("agent-loop completed")) {
 		t.Errorf("step summary:\n%s", b)
 	}
-	if !strings.Contains(out, "changed files only the harness may write; restored GITHUB_ENV, GITHUB_OUTPUT, GITHUB_PATH, GITHUB_STATE, GITHUB_STEP_SUMMARY") {
-		t.Errorf("the log does not report the repair of the workflow command files:\n%s", out)
+	// Each of the agent's writes was refused by the kernel (the files are
+	// root's, without permissions for others, during the loop).
+	if b, _ := os.ReadFile(filepath.Join(w.work, "cmdfile-errors.txt")); bytes.Count(b, []byte("Permission denied")) != 6 {
+		t.Errorf("the agent's six writes to the workflow command files were not all refused:\n%s", b)
 	}
 
 	// The runner executes none of the agent's workflow commands: each is
@@ -294,20 +328,41 @@ esac
 		st.History[0].Reverted[0].Status != "A" {
 		t.Errorf("iteration history %+v: want iteration 1 to report the workflow reverted", st.History)
 	}
-	if !strings.Contains(out, "the completion command changed files only the harness may write; restored GITHUB_OUTPUT") {
-		t.Errorf("the log does not report the check's write to GITHUB_OUTPUT:\n%s", out)
+	if b, _ := os.ReadFile(filepath.Join(w.work, "check-errors.txt")); !bytes.Contains(b, []byte("Permission denied")) {
+		t.Errorf("the completion command's write to GITHUB_OUTPUT was not refused:\n%s", b)
 	}
 }
 
 // The agent is a provider CLI here (a stand-in for claude that dumps what it
 // can see), so that its own key is there to find: it gets that key and no
-// other, neither it nor the completion command gets a token, and the
-// harness's own environment in /proc has its secrets blanked.
+// other, neither it nor the completion command gets a token. Both find the
+// harness in /proc by its command line and cannot read its environment
+// (another user; Landlock). Weakened (no sandbox) they read it: what is left
+// there is the harness's last layer, its secrets blanked in its own
+// environment.
 func TestActionHostileAgentEnvironment(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	t.Parallel()
+	t.Run("contained", func(t *testing.T) { t.Parallel(); hostileEnvironment(t, "") })
+	t.Run("weakened", func(t *testing.T) { t.Parallel(); hostileEnvironment(t, "sandbox") })
+}
+
+// findHarness is the shell code of the agent and its test that looks for
+// the harness (agent-loop action) in /proc and copies the environment of
+// this test's harness (WORK= is in it) to $1 when it can read it; it
+// touches $1.found when it saw a harness at all.
+const findHarness = `for d in /proc/[0-9]*; do
+	[ "$(tr '\0' ' ' < $d/cmdline 2>/dev/null)" = "$HARNESS_CMDLINE" ] || continue
+	touch "$1.found"
+	if e=$(tr '\0' '\n' < $d/environ 2>/dev/null) && printf '%s\n' "$e" | grep -qx "WORK=$WORK"; then
+		printf '%s\n' "$e" > "$1"
+	fi
+done
+`
+
+func hostileEnvironment(t *testing.T, weak string) {
 	mainBin, _ := binary(t)
 	w := newWorld(t)
 	bin := filepath.Join(w.work, "claude")
@@ -317,24 +372,18 @@ func TestActionHostileAgentEnvironment(t *testing.T) {
 cat > /dev/null
 n=$(ls "$WORK"/claude-env-*.txt 2>/dev/null | wc -l); n=$((n + 1))
 env > "$WORK/claude-env-$n.txt"
-tr '\0' '\n' < /proc/$PPID/environ > "$WORK/harness-environ-$n.txt" 2>&1
+HARNESS_CMDLINE="$(cat "$WORK/harness-cmdline")" sh "$WORK/find-harness.sh" "$WORK/harness-environ-$n.txt"
 # The fix, and code the completion command runs when test.sh sources it:
-# it prints the environment the check sees, and the harness's (the nearest
-# ancestor with INPUT_GITHUB-TOKEN in its environment).
+# it prints the environment the check sees, and the harness's.
 printf 'add() { echo $(($1 + $2)); }\nsub() { echo $(($1 - $2)); }\n' > calc.sh
-cat "$WORK/find-harness.sh" >> calc.sh
+cat "$WORK/check-harness.sh" >> calc.sh
 echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"fixed","total_cost_usd":0.01,"usage":{"input_tokens":10,"output_tokens":5}}'
 `), 0o755)
-	os.WriteFile(filepath.Join(w.work, "find-harness.sh"), []byte(`env > "$WORK/check-env.txt"
-p=$PPID
-while [ "$p" -gt 1 ]; do
-	if tr '\0' '\n' < /proc/$p/environ | grep -q '^INPUT_GITHUB-TOKEN='; then
-		tr '\0' '\n' < /proc/$p/environ > "$WORK/check-harness-environ.txt"
-		break
-	fi
-	p=$(cut -d' ' -f4 /proc/$p/stat)
-done
+	os.WriteFile(filepath.Join(w.work, "find-harness.sh"), []byte(findHarness), 0o644)
+	os.WriteFile(filepath.Join(w.work, "check-harness.sh"), []byte(`env > "$WORK/check-env.txt"
+HARNESS_CMDLINE="$(cat "$WORK/harness-cmdline")" sh "$WORK/find-harness.sh" "$WORK/check-harness-environ.txt"
 `), 0o644)
+	os.WriteFile(filepath.Join(w.work, "harness-cmdline"), []byte(mainBin+" action "), 0o644)
 	ws := w.checkout("ws")
 	s := w.step(ws, "workflow_dispatch", map[string]any{"inputs": map[string]any{}}, map[string]string{
 		"task": "fix the calculator", "provider": "claude", "agent-command": "", "anthropic-api-key": "sk-ant-ownKey000000000000000001", "openai-api-key": "sk-otherProviderKey0000000002",
@@ -342,8 +391,12 @@ done
 	}, "1")
 	api := httptest.NewServer(http.NotFoundHandler()) // the model API answers the preflight
 	defer api.Close()
-	err := s.start(t, mainBin, map[string]string{"AGENT_LOOP_CLAUDE_BIN": bin, "GH_TOKEN": "ghp_ghToken0000000000000000004", "ANTHROPIC_BASE_URL": api.URL,
-		"ACTIONS_ID_TOKEN_REQUEST_URL": "https://oidc.example/?secret=oidcUrlSecret0005"}).Wait()
+	extra := map[string]string{"AGENT_LOOP_CLAUDE_BIN": bin, "GH_TOKEN": "ghp_ghToken0000000000000000004", "ANTHROPIC_BASE_URL": api.URL,
+		"ACTIONS_ID_TOKEN_REQUEST_URL": "https://oidc.example/?secret=oidcUrlSecret0005"}
+	for k, v := range weakenedEnv(weak) {
+		extra[k] = v
+	}
+	err := s.start(t, mainBin, extra).Wait()
 	out := s.stdout.String()
 	if exitCode(err) != 0 {
 		t.Fatalf("exit %d\n%s", exitCode(err), out)
@@ -380,8 +433,16 @@ done
 			}
 		}
 	}
-	// /proc/<harness>/environ: read by the agent and by the agent's test.
+	// /proc/<harness>/environ: the agent and the agent's test found the
+	// harness; they could read its environment only without the sandbox.
 	for _, f := range []string{"harness-environ-1.txt", "check-harness-environ.txt"} {
+		read(f + ".found")
+		if weak == "" {
+			if b, err := os.ReadFile(filepath.Join(w.work, f)); err == nil {
+				t.Errorf("the sandboxed code read the harness's environment in /proc (%s):\n%s", f, b)
+			}
+			continue
+		}
 		text := read(f)
 		if !strings.Contains("\n"+text, "\nINPUT_GITHUB-TOKEN=") { // any line: the environment's order is a map's
 			t.Errorf("%s is not the harness's environment:\n%s", f, text)
@@ -400,17 +461,26 @@ done
 // The agent leaves a process behind that escaped its process group
 // (setsid): it waits for the harness to push, to read the token from the
 // credential file git reads it from, and appends to GITHUB_OUTPUT and
-// GITHUB_ENV after the harness restored them.
+// GITHUB_ENV. The sandbox ends it when the agent's command ends, and says
+// so. Weakened (no sweep, no PID namespace, no lifeline: nothing ends the
+// sandbox's processes), it outlives the loop: the probe can fail.
 func TestActionHostileAgentDaemon(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	t.Parallel()
+	t.Run("contained", func(t *testing.T) { t.Parallel(); hostileDaemon(t, "") })
+	t.Run("weakened", func(t *testing.T) { t.Parallel(); hostileDaemon(t, "sweep,pidns,lifeline") })
+}
+
+func hostileDaemon(t *testing.T, weak string) {
 	mainBin, _ := binary(t)
 	w := newWorld(t)
 	agent := filepath.Join(w.work, "daemon-agent.sh")
+	// Its pid as /proc (the test) sees it: $$ is its pid in the sandbox's
+	// PID namespace.
 	os.WriteFile(filepath.Join(w.work, "daemon.sh"), []byte(`. "$WORK/cmdfiles.sh"
-echo $$ > "$WORK/daemon.pid"
+read -r pid _ < /proc/self/stat; echo $pid > "$WORK/daemon.pid"
 i=0
 while [ $i -lt 300 ]; do
 	cat "$TMPDIR"/agent-loop-cred-*/token >> "$WORK/stolen" 2>/dev/null
@@ -435,16 +505,25 @@ esac
 	// this harness, not those of other tests running beside it.
 	s.env["TMPDIR"] = t.TempDir()
 	fileCommandFiles(t, w, s)
-	err := s.start(t, mainBin, nil).Wait()
+	err := s.start(t, mainBin, weakenedEnv(weak)).Wait()
 	out := s.stdout.String()
 	if exitCode(err) != 0 {
 		t.Fatalf("exit %d\n%s", exitCode(err), out)
 	}
-	if _, err := os.Stat(filepath.Join(w.work, "daemon.pid")); err != nil {
+	b, err := os.ReadFile(filepath.Join(w.work, "daemon.pid"))
+	if err != nil {
 		t.Fatalf("the agent did not start its leftover process:\n%s", out)
 	}
-	if !regexp.MustCompile(`iteration 1: the agent left \d+ process\(es\) running outside its process group; killed them`).MatchString(out) {
-		t.Errorf("the log does not report the killed leftover process:\n%s", out)
+	pid := atoi(strings.TrimSpace(string(b)))
+	if weak != "" {
+		if !alive(pid) {
+			t.Errorf("weakened (%s): the leftover process (pid %d) did not outlive the loop; the probe cannot fail\n%s", weak, pid, out)
+		}
+		syscall.Kill(pid, syscall.SIGKILL)
+		return
+	}
+	if !regexp.MustCompile(`the sandboxed command left \d+ process\(es\) running when it ended; the sandbox ended them`).MatchString(out) {
+		t.Errorf("the log does not report the ended leftover process:\n%s", out)
 	}
 	if b, _ := os.ReadFile(filepath.Join(w.work, "stolen")); len(b) > 0 {
 		t.Errorf("the agent's leftover process read %q from the credential file", b)
@@ -457,12 +536,108 @@ esac
 			t.Errorf("GITHUB_OUTPUT holds the leftover process's late=1")
 		}
 	}
-	b, _ := os.ReadFile(filepath.Join(w.work, "daemon.pid"))
-	pid := atoi(strings.TrimSpace(string(b)))
-	if pid > 0 && syscall.Kill(pid, 0) == nil {
-		if st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); !strings.Contains(string(st), ") Z ") {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Errorf("the agent's leftover process (pid %d) outlived the loop", pid)
+	if alive(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("the agent's leftover process (pid %d) outlived the loop", pid)
+	}
+}
+
+// alive reports whether process pid runs (a zombie does not).
+func alive(pid int) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return !strings.Contains(string(st), ") Z ")
+}
+
+// The workflow command files' directory is writable by every user (as a
+// runner's file_commands directory may be): the agent replaces
+// GITHUB_STEP_SUMMARY with a symlink to a file outside the work tree and
+// GITHUB_PATH with a FIFO. The sandbox takes the write permission of others
+// off that directory for the loop, and Landlock confines the agent's writes
+// (its replacements are refused twice over), and the harness's opens take
+// regular files only. Without the first two (protect,landlock), the
+// replacements land and the opens still refuse them; without all three, the
+// harness writes its summary through the agent's symlink: the probe can fail.
+func TestActionHostileAgentFileCommandLinks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	t.Parallel()
+	for _, weak := range []string{"", "protect,landlock", "protect,landlock,safefs"} {
+		name := "contained"
+		if weak != "" {
+			name = "weakened-" + strings.ReplaceAll(weak, ",", "-")
 		}
+		t.Run(name, func(t *testing.T) { t.Parallel(); hostileFileCommandLinks(t, weak) })
+	}
+}
+
+func hostileFileCommandLinks(t *testing.T, weak string) {
+	mainBin, _ := binary(t)
+	w := newWorld(t)
+	victim := filepath.Join(w.work, "victim")
+	os.WriteFile(victim, []byte("the user's file\n"), 0o666)
+	agent := filepath.Join(w.work, "links-agent.sh")
+	os.WriteFile(agent, []byte(`. "$WORK/cmdfiles.sh"
+R="$WORK/links-report.txt"
+case "$AGENT_LOOP_ITERATION" in
+1)
+	if rm -f "$SUMMARYF" 2>/dev/null && ln -s "$WORK/victim" "$SUMMARYF"; then echo 'summary: replaced' >> "$R"; else echo 'summary: refused' >> "$R"; fi
+	if rm -f "$PATHF" 2>/dev/null && mkfifo "$PATHF"; then echo 'path: replaced' >> "$R"; else echo 'path: refused' >> "$R"; fi
+	echo '# looked' >> calc.sh
+	;;
+*) printf 'add() { echo $(($1 + $2)); }\nsub() { echo $(($1 - $2)); }\n' > calc.sh ;;
+esac
+`), 0o755)
+	ws := w.checkout("ws")
+	s := w.step(ws, "workflow_dispatch", map[string]any{"inputs": map[string]any{}}, map[string]string{
+		"task": "fix the calculator", "agent-command": "sh " + agent, "pr": "none"}, "1")
+	fileCommandFiles(t, w, s)
+	// The step's directory: reachable and writable by every user.
+	dir := filepath.Dir(s.output)
+	if err := sandboxtest.Reach(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	err := s.start(t, mainBin, weakenedEnv(weak)).Wait()
+	out := s.stdout.String()
+	report, _ := os.ReadFile(filepath.Join(w.work, "links-report.txt"))
+	got, _ := os.ReadFile(victim)
+	switch weak {
+	case "":
+		if exitCode(err) != 0 {
+			t.Fatalf("exit %d\n%s", exitCode(err), out)
+		}
+		if string(report) != "summary: refused\npath: refused\n" {
+			t.Errorf("the agent's replacements were not refused:\n%s", report)
+		}
+		if fi, err := os.Lstat(s.summary); err != nil || !fi.Mode().IsRegular() {
+			t.Errorf("GITHUB_STEP_SUMMARY is no longer a regular file: %v %v", fi, err)
+		}
+		if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o777 {
+			t.Errorf("the step directory's mode was not restored: %v %v", fi, err)
+		}
+	case "protect,landlock":
+		if string(report) != "summary: replaced\npath: replaced\n" {
+			t.Fatalf("weakened (%s): the agent's replacements did not land; the probe cannot fail:\n%s\n%s", weak, report, out)
+		}
+		if !strings.Contains(out, "not a regular file") {
+			t.Errorf("weakened (%s): the harness did not refuse the agent's symlink or FIFO:\n%s", weak, out)
+		}
+	default:
+		if !strings.Contains(string(report), "summary: replaced") {
+			t.Fatalf("weakened (%s): the agent's symlink did not land:\n%s\n%s", weak, report, out)
+		}
+	}
+	if weak == "protect,landlock,safefs" {
+		if !strings.Contains(string(got), "agent-loop") {
+			t.Errorf("weakened (%s): the harness did not write through the agent's symlink; the probe cannot fail:\n%s", weak, got)
+		}
+	} else if string(got) != "the user's file\n" {
+		t.Errorf("the file outside the work tree was written through the agent's symlink:\n%s", got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -119,6 +120,8 @@ type ArtifactClient struct {
 	// BlockSize is the size of the Azure blocks the zip is uploaded in.
 	// Default 8 MiB.
 	BlockSize int
+	// TempDir holds the zip while it is uploaded ("": os.TempDir()).
+	TempDir string
 	// MaxDownloadSize bounds a downloaded zip and its unpacked content.
 	// Default MaxArtifactDownload.
 	MaxDownloadSize int64
@@ -205,20 +208,59 @@ func BackendIDs(token string) (runID, jobID string, err error) {
 }
 
 // Upload zips files (paths relative, "/"-separated; deterministic order and
-// timestamps, so the same files give the same bytes) in memory and uploads
-// them as artifact name: CreateArtifact, the zip in Azure blocks (Put Block,
-// Put Block List) on the signed URL, FinalizeArtifact with its size and
+// timestamps, so the same files give the same bytes) and uploads them as
+// artifact name (see UploadFrom).
+func (c *ArtifactClient) Upload(ctx context.Context, name string, files map[string][]byte) (id int64, size int64, err error) {
+	return c.UploadFrom(ctx, name, mapSource(files))
+}
+
+// Source feeds an archive: it calls add once for each file, in the order
+// the archive takes them (names relative, "/"-separated). add reads r to
+// its end before it returns.
+type Source func(add func(name string, r io.Reader) error) error
+
+// mapSource is the Source of files, in name order.
+func mapSource(files map[string][]byte) Source {
+	return func(add func(string, io.Reader) error) error {
+		names := make([]string, 0, len(files))
+		for name := range files {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			if err := add(name, bytes.NewReader(files[name])); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// UploadFrom zips what src gives into a temporary file (never whole in
+// memory: a large log costs a buffer, not its size) and uploads it as
+// artifact name: CreateArtifact, the zip in Azure blocks (Put Block, Put
+// Block List) on the signed URL, FinalizeArtifact with its size and
 // sha256. It returns the artifact id and the zip's size. A name this run
 // already has fails with an error matching ErrArtifactExists.
-func (c *ArtifactClient) Upload(ctx context.Context, name string, files map[string][]byte) (id int64, size int64, err error) {
+func (c *ArtifactClient) UploadFrom(ctx context.Context, name string, src Source) (id int64, size int64, err error) {
 	if err := validateArtifactName(name); err != nil {
 		return 0, 0, err
 	}
-	data, err := zipFiles(files)
+	tmp, err := os.CreateTemp(c.TempDir, "agent-loop-artifact-*.zip")
 	if err != nil {
 		return 0, 0, fmt.Errorf("uploading artifact %q: %w", name, err)
 	}
-	sum := sha256.Sum256(data)
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	h := sha256.New()
+	if err := zipTo(io.MultiWriter(tmp, h), src); err != nil {
+		return 0, 0, fmt.Errorf("uploading artifact %q: %w", name, err)
+	}
+	fi, err := tmp.Stat()
+	if err != nil {
+		return 0, 0, fmt.Errorf("uploading artifact %q: %w", name, err)
+	}
+	size = fi.Size()
 
 	create := createArtifactRequest{
 		WorkflowRunBackendID:    c.runID,
@@ -240,15 +282,15 @@ func (c *ArtifactClient) Upload(ctx context.Context, name string, files map[stri
 	if uploadURL == "" {
 		return 0, 0, fmt.Errorf("uploading artifact %q: CreateArtifact returned no signed_upload_url", name)
 	}
-	if err := c.putBlob(ctx, uploadURL, data); err != nil {
+	if err := c.putBlob(ctx, uploadURL, tmp, size); err != nil {
 		return 0, 0, fmt.Errorf("uploading artifact %q: %w", name, err)
 	}
 	reply, err = c.twirp(ctx, "FinalizeArtifact", finalizeArtifactRequest{
 		WorkflowRunBackendID:    c.runID,
 		WorkflowJobRunBackendID: c.jobID,
 		Name:                    name,
-		Size:                    strconv.Itoa(len(data)),
-		Hash:                    "sha256:" + hex.EncodeToString(sum[:]),
+		Size:                    strconv.FormatInt(size, 10),
+		Hash:                    "sha256:" + hex.EncodeToString(h.Sum(nil)),
 	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("uploading artifact %q: %w", name, err)
@@ -260,7 +302,7 @@ func (c *ArtifactClient) Upload(ctx context.Context, name string, files map[stri
 	if err != nil {
 		return 0, 0, fmt.Errorf("uploading artifact %q: FinalizeArtifact: %w", name, err)
 	}
-	return id, int64(len(data)), nil
+	return id, size, nil
 }
 
 // List returns this workflow run's artifacts called name (all of them when
@@ -518,24 +560,26 @@ func (c *ArtifactClient) twirp(ctx context.Context, method string, req any) (twi
 // putBlob uploads data to a signed Azure blob URL in blocks (Put Block) and
 // commits them (Put Block List), as @azure/storage-blob does; the signed URL
 // carries its own authorisation, so no Authorization header is sent.
-func (c *ArtifactClient) putBlob(ctx context.Context, signedURL string, data []byte) error {
-	blockSize := c.BlockSize
+func (c *ArtifactClient) putBlob(ctx context.Context, signedURL string, data io.ReaderAt, size int64) error {
+	blockSize := int64(c.BlockSize)
 	if blockSize <= 0 {
 		blockSize = 8 << 20
 	}
 	var ids []string
-	for off, i := 0, 0; off < len(data) || i == 0; i++ {
-		end := min(off+blockSize, len(data))
-		chunk := data[off:end]
+	for off, i := int64(0), 0; off < size || i == 0; i++ {
+		end := min(off+blockSize, size)
 		// Block ids must have the same length within a blob.
 		id := base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "agent-loop-block-%08d", i))
 		ids = append(ids, id)
 		u := withQuery(signedURL, "comp=block&blockid="+url.QueryEscape(id))
 		_, err := c.send(ctx, "Put Block", 1<<20, func() (*http.Request, error) {
-			r, err := http.NewRequestWithContext(ctx, http.MethodPut, u, bytes.NewReader(chunk))
+			// A section reader of its own for each attempt (a retry
+			// re-reads the block from its start).
+			r, err := http.NewRequestWithContext(ctx, http.MethodPut, u, io.NewSectionReader(data, off, end-off))
 			if err != nil {
 				return nil, err
 			}
+			r.ContentLength = end - off
 			r.Header.Set("Content-Type", "application/octet-stream")
 			r.Header.Set("x-ms-version", azureVersion)
 			return r, nil
@@ -759,31 +803,44 @@ func validateArchivePath(p string) error {
 var zipEpoch = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func zipFiles(files map[string][]byte) ([]byte, error) {
-	names := make([]string, 0, len(files))
-	for name := range files {
-		if err := validateArchivePath(name); err != nil {
-			return nil, err
-		}
-		names = append(names, name)
-	}
-	slices.Sort(names)
 	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, name := range names {
+	if err := zipTo(&buf, mapSource(files)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// zipTo writes the zip of what src gives to w (deterministic timestamps
+// and modes), refusing unsafe and repeated names.
+func zipTo(w io.Writer, src Source) error {
+	zw := zip.NewWriter(w)
+	seen := map[string]bool{}
+	err := src(func(name string, r io.Reader) error {
+		if err := validateArchivePath(name); err != nil {
+			return err
+		}
+		if seen[name] {
+			return fmt.Errorf("zipping %s: the name is given twice", name)
+		}
+		seen[name] = true
 		h := &zip.FileHeader{Name: name, Method: zip.Deflate, Modified: zipEpoch}
 		h.SetMode(0o644)
 		f, err := zw.CreateHeader(h)
 		if err != nil {
-			return nil, fmt.Errorf("zipping %s: %w", name, err)
+			return fmt.Errorf("zipping %s: %w", name, err)
 		}
-		if _, err := f.Write(files[name]); err != nil {
-			return nil, fmt.Errorf("zipping %s: %w", name, err)
+		if _, err := io.Copy(f, r); err != nil {
+			return fmt.Errorf("zipping %s: %w", name, err)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if err := zw.Close(); err != nil {
-		return nil, fmt.Errorf("finishing the zip: %w", err)
+		return fmt.Errorf("finishing the zip: %w", err)
 	}
-	return buf.Bytes(), nil
+	return nil
 }
 
 // unzipFiles unpacks a zip held in memory, refusing entries that could land

@@ -16,6 +16,7 @@ import (
 	"github.com/aiwg/agent-loop/internal/gitrepo"
 	"github.com/aiwg/agent-loop/internal/process"
 	"github.com/aiwg/agent-loop/internal/report"
+	"github.com/aiwg/agent-loop/internal/safefs"
 	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/state"
 )
@@ -29,36 +30,52 @@ func repoRoot(dir string) (string, error) {
 	return r.Root(), nil
 }
 
-// loadLoop loads a loop's state, checking and fixing its liveness first.
-func loadLoop(root, id string) (state.Dir, *state.State, error) {
-	store := state.NewStore(root)
-	if _, err := store.MigrateLegacy(); err != nil {
+// loadLoop loads a loop's state from where it lives (places.find): the
+// live copy when this user can read it, else the seed layout.
+func loadLoop(pl places, id string) (state.Dir, *state.State, error) {
+	if _, err := state.NewStore(pl.root).MigrateLegacy(); err != nil {
 		return state.Dir{}, nil, usage(err)
 	}
 	if !state.ValidLoopID(id) {
-		return state.Dir{}, nil, usage(&state.NotFoundError{LoopID: id, Known: state.ListLoopIDs(root)})
+		return state.Dir{}, nil, usage(&state.NotFoundError{LoopID: id, Known: pl.loopIDs()})
 	}
-	d := state.NewDir(root, id)
+	d := pl.find(id)
 	st, err := d.Load()
 	if err != nil {
+		var nf *state.NotFoundError
+		if errors.As(err, &nf) {
+			nf.Known = pl.loopIDs()
+		}
 		return d, nil, usage(err)
 	}
 	return d, st, nil
 }
 
 // openLoop finds the repository of dir and loads loop id's state.
-func openLoop(dir, id string) (string, state.Dir, *state.State, error) {
+func openLoop(dir, id string, o IO) (places, state.Dir, *state.State, error) {
 	root, err := repoRoot(dir)
 	if err != nil {
-		return "", state.Dir{}, nil, err
+		return places{}, state.Dir{}, nil, err
 	}
-	d, st, err := loadLoop(root, id)
-	return root, d, st, err
+	pl, err := placesOf(root, o.Environ)
+	if err != nil {
+		return places{}, state.Dir{}, nil, usage(err)
+	}
+	d, st, err := loadLoop(pl, id)
+	return pl, d, st, err
+}
+
+// storeOf is the registry that goes with the copy d of a loop's state.
+func (p places) storeOf(d state.Dir) *state.Store {
+	if p.isLive(d) {
+		return p.store()
+	}
+	return state.NewStore(p.root)
 }
 
 // lastActive is the registry heartbeat of a loop (or its last state update).
-func lastActive(root string, st *state.State) time.Time {
-	if reg, err := state.NewStore(root).Read(); err == nil {
+func lastActive(pl places, d state.Dir, st *state.State) time.Time {
+	if reg, err := pl.storeOf(d).Read(); err == nil {
 		for _, e := range reg.ActiveLoops {
 			if e.LoopID == st.LoopID && e.LastActive.After(st.LastUpdated) {
 				return e.LastActive
@@ -71,8 +88,8 @@ func lastActive(root string, st *state.State) time.Time {
 // markIfCrashed turns a running loop whose process is gone into crashed
 // (on this host: its pid is dead; elsewhere: no heartbeat for the stale
 // threshold), ending the agent and check it may have left behind.
-func markIfCrashed(root string, d state.Dir, st *state.State) (bool, error) {
-	l := state.CheckLiveness(st, lastActive(root, st), time.Now())
+func markIfCrashed(pl places, d state.Dir, st *state.State) (bool, error) {
+	l := state.CheckLiveness(st, lastActive(pl, d, st), time.Now())
 	if l != state.Dead {
 		return false, nil
 	}
@@ -83,10 +100,25 @@ func markIfCrashed(root string, d state.Dir, st *state.State) (bool, error) {
 	state.MarkCrashed(st, fmt.Sprintf("the controlling process (pid %d on %s) is gone", pid, st.Harness.Host), time.Now())
 	// Its agent and check may still run, orphaned: end them.
 	process.KillTagged(st.LoopID)
-	if err := d.Save(st, time.Now()); err != nil {
+	if err := saveLoop(pl, d, st); err != nil {
 		return false, err
 	}
-	return true, state.NewStore(root).Sync(st)
+	return true, nil
+}
+
+// saveLoop writes a loop's state into the copy it was read from, the
+// registry beside it, and the seed copy from the live one.
+func saveLoop(pl places, d state.Dir, st *state.State) error {
+	if err := d.Save(st, time.Now()); err != nil {
+		return err
+	}
+	if err := pl.storeOf(d).Sync(st); err != nil {
+		return err
+	}
+	if m := pl.mirror(st.LoopID); m != nil && pl.isLive(d) {
+		return m.Sync()
+	}
+	return nil
 }
 
 // StatusOptions are the flags of `status`.
@@ -110,26 +142,33 @@ func Status(dir string, opt StatusOptions, o IO) error {
 	if err != nil {
 		return err
 	}
-	store := state.NewStore(root)
-	if _, err := store.MigrateLegacy(); err != nil {
+	pl, err := placesOf(root, o.Environ)
+	if err != nil {
 		return usage(err)
 	}
+	if _, err := state.NewStore(root).MigrateLegacy(); err != nil {
+		return usage(err)
+	}
+	// Names, tasks and reports quote the agent: shown, not sent.
+	out := terminal(o.Stdout)
+	defer out.Close()
 	if opt.LoopID != "" {
-		d, st, err := loadLoop(root, opt.LoopID)
+		d, st, err := loadLoop(pl, opt.LoopID)
 		if err != nil {
 			return err
 		}
-		if _, err := markIfCrashed(root, d, st); err != nil {
+		if _, err := markIfCrashed(pl, d, st); err != nil {
 			return err
 		}
 		if opt.Format == "json" {
 			return writeJSON(o.Stdout, st)
 		}
-		fmt.Fprint(o.Stdout, report.Render(st, report.Options{Target: report.CLI}))
-		fmt.Fprintf(o.Stdout, "State: %s\nLog:   %s\n", d.Rel("state.json"), d.Rel("logs", "loop.log"))
+		fmt.Fprint(out, report.Render(st, report.Options{Target: report.CLI}))
+		fmt.Fprintf(out, "State: %s\nLog:   %s\n", d.Rel("state.json"), d.Rel("logs", "loop.log"))
 		return nil
 	}
-	ids := state.ListLoopIDs(root)
+	ids := pl.loopIDs()
+	store := pl.registry()
 	reg, err := store.Read()
 	if err != nil {
 		return usage(err)
@@ -141,14 +180,14 @@ func Status(dir string, opt StatusOptions, o IO) error {
 	var rows []*state.State
 	var changed []string
 	for _, id := range ids {
-		d := state.NewDir(root, id)
+		d := pl.find(id)
 		st, err := d.Load()
 		if err != nil {
-			fmt.Fprintf(o.Stderr, "agent-loop: %v\n", err)
+			fmt.Fprintf(o.Stderr, "agent-loop: %s\n", escape.Terminal(err.Error()))
 			continue
 		}
 		if st.Status == state.Running || st.Status == state.Completing {
-			if c, err := markIfCrashed(root, d, st); err != nil {
+			if c, err := markIfCrashed(pl, d, st); err != nil {
 				return err
 			} else if c {
 				changed = append(changed, id)
@@ -160,7 +199,7 @@ func Status(dir string, opt StatusOptions, o IO) error {
 	}
 	var repairs []string
 	if opt.CheckStale && len(reg.ActiveLoops) > 0 {
-		if repairs, err = reconcileRegistry(root, store); err != nil {
+		if repairs, err = reconcileRegistry(pl, store); err != nil {
 			return err
 		}
 	}
@@ -186,20 +225,20 @@ func Status(dir string, opt StatusOptions, o IO) error {
 		return writeJSON(o.Stdout, out)
 	}
 	for _, r := range repairs {
-		fmt.Fprintf(o.Stdout, "registry: %s\n", r)
+		fmt.Fprintf(out, "registry: %s\n", r)
 	}
 	for _, id := range changed {
-		fmt.Fprintf(o.Stdout, "marked crashed: %s (its process is gone; continue it with `agent-loop resume %s`)\n", id, id)
+		fmt.Fprintf(out, "marked crashed: %s (its process is gone; continue it with `agent-loop resume %s`)\n", id, id)
 	}
 	if len(rows) == 0 {
 		if opt.All {
-			fmt.Fprintln(o.Stdout, "no loops yet: start one with `agent-loop run`")
+			fmt.Fprintln(out, "no loops yet: start one with `agent-loop run`")
 		} else {
-			fmt.Fprintln(o.Stdout, "no active loops (`agent-loop status --all` lists finished ones too)")
+			fmt.Fprintln(out, "no active loops (`agent-loop status --all` lists finished ones too)")
 		}
 		return nil
 	}
-	tw := tabwriter.NewWriter(o.Stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "LOOP\tSTATUS\tITERATION\tBEST\tTASK")
 	for _, st := range rows {
 		best := "-"
@@ -223,7 +262,7 @@ var errRegistryUnchanged = errors.New("registry unchanged")
 // between its final state write and the registry update) is removed, and a
 // stopped loop's entry takes the status of its state. Entries of running
 // loops belong to their process and are left alone.
-func reconcileRegistry(root string, store *state.Store) ([]string, error) {
+func reconcileRegistry(pl places, store *state.Store) ([]string, error) {
 	var notes []string
 	err := store.Update(func(r *state.Registry) error {
 		out := make([]state.Entry, 0, len(r.ActiveLoops))
@@ -232,7 +271,7 @@ func reconcileRegistry(root string, store *state.Store) ([]string, error) {
 				out = append(out, e)
 				continue
 			}
-			st, err := state.NewDir(root, e.LoopID).Load()
+			st, err := state.NewDir(store.Root, e.LoopID).Load()
 			var nf *state.NotFoundError
 			switch {
 			case errors.As(err, &nf):
@@ -281,11 +320,11 @@ func writeJSON(w io.Writer, v any) error {
 // Pause asks a running loop to pause after its current iteration, or pauses
 // a crashed one's record.
 func Pause(dir, id string, o IO) error {
-	root, d, st, err := openLoop(dir, id)
+	pl, d, st, err := openLoop(dir, id, o)
 	if err != nil {
 		return err
 	}
-	if crashed, err := markIfCrashed(root, d, st); err != nil {
+	if crashed, err := markIfCrashed(pl, d, st); err != nil {
 		return err
 	} else if crashed {
 		return usagef("loop %s is not running (it crashed); continue it with `agent-loop resume %s`", id, id)
@@ -293,7 +332,7 @@ func Pause(dir, id string, o IO) error {
 	if st.Status != state.Running {
 		return usagef("loop %s is %s, not running; only a running loop can be paused", id, st.Status)
 	}
-	if err := d.RequestControl("pause"); err != nil {
+	if err := requestControl(pl, d, "pause"); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.Stdout, "pause requested: %s stops after its current iteration; continue with `agent-loop resume %s`\n", id, id)
@@ -303,16 +342,16 @@ func Pause(dir, id string, o IO) error {
 // Abort stops a running loop now (its agent is stopped), or ends a paused or
 // crashed one.
 func Abort(dir, id string, o IO) error {
-	root, d, st, err := openLoop(dir, id)
+	pl, d, st, err := openLoop(dir, id, o)
 	if err != nil {
 		return err
 	}
-	if _, err := markIfCrashed(root, d, st); err != nil {
+	if _, err := markIfCrashed(pl, d, st); err != nil {
 		return err
 	}
 	switch st.Status {
 	case state.Running, state.Completing:
-		if err := d.RequestControl("abort"); err != nil {
+		if err := requestControl(pl, d, "abort"); err != nil {
 			return err
 		}
 		fmt.Fprintf(o.Stdout, "abort requested: %s stops its agent and ends as aborted\n", id)
@@ -332,22 +371,34 @@ func Abort(dir, id string, o IO) error {
 	if err := d.Save(st, time.Now()); err != nil {
 		return err
 	}
-	if err := state.NewStore(root).Deregister(id); err != nil {
+	if err := pl.storeOf(d).Deregister(id); err != nil {
 		return err
+	}
+	if m := pl.mirror(id); m != nil && pl.isLive(d) {
+		if err := m.Sync(); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(o.Stdout, "%s: %s\n", id, st.Harness.StopReason)
 	return nil
+}
+
+// requestControl asks the running loop whose state is d to pause or
+// abort: through the control file of its live copy, which only the user
+// that runs it (root for a root loop) can write, and the agent cannot.
+func requestControl(pl places, d state.Dir, action string) error {
+	if !pl.isLive(d) {
+		return usagef("loop %s runs as another user or with another %s: its live state (%s) is not readable here; run `agent-loop %s %s` as the user that started it (root for a loop run as root)",
+			d.LoopID, StateDirVar, pl.live(d.LoopID).Path(), action, d.LoopID)
+	}
+	return d.RequestControl(action)
 }
 
 // Report prints a loop's report: text for a terminal (the default),
 // Markdown (as report.md and the step summary hold it) or the state as
 // JSON.
 func Report(dir, id, format string, o IO) error {
-	root, err := repoRoot(dir)
-	if err != nil {
-		return err
-	}
-	_, st, err := loadLoop(root, id)
+	_, _, st, err := openLoop(dir, id, o)
 	if err != nil {
 		return err
 	}
@@ -355,10 +406,16 @@ func Report(dir, id, format string, o IO) error {
 	case "json":
 		return writeJSON(o.Stdout, st)
 	case "text", "":
-		fmt.Fprint(o.Stdout, report.Render(st, report.Options{Target: report.CLI}))
+		// The report quotes the agent's names: control sequences are
+		// shown, not sent, to a terminal.
+		out := terminal(o.Stdout)
+		defer out.Close()
+		fmt.Fprint(out, report.Render(st, report.Options{Target: report.CLI}))
 		return nil
 	case "md", "markdown":
-		fmt.Fprint(o.Stdout, report.Render(st, report.Options{Target: report.Summary}))
+		out := terminal(o.Stdout)
+		defer out.Close()
+		fmt.Fprint(out, report.Render(st, report.Options{Target: report.Summary}))
 		return nil
 	}
 	return usagef("--format: unknown format %q (valid: text, md, json)", format)
@@ -366,15 +423,20 @@ func Report(dir, id, format string, o IO) error {
 
 // Attach follows a loop's live output until it stops.
 func Attach(ctx context.Context, dir, id string, o IO) error {
-	root, d, st, err := openLoop(dir, id)
+	pl, d, st, err := openLoop(dir, id, o)
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(d.LiveLogPath())
+	// Never a FIFO or a symlink someone put in its place.
+	f, err := safefs.Open(d.LiveLogPath())
 	if err != nil {
-		return usagef("loop %s has no live log yet (%s)", id, d.Rel("logs", "loop.log"))
+		return usagef("loop %s has no live log yet (%s: %v)", id, d.File("logs", "loop.log"), err)
 	}
 	defer f.Close()
+	// The log quotes the agent's output: shown, not sent.
+	stdout := terminal(o.Stdout)
+	defer stdout.Close()
+	o.Stdout = stdout
 	fmt.Fprintf(o.Stderr, "attached to %s (%s); Ctrl-C detaches, the loop goes on\n", id, st.Status)
 	buf := make([]byte, 64<<10)
 	idle := 0
@@ -394,7 +456,7 @@ func Attach(ctx context.Context, dir, id string, o IO) error {
 				st = cur
 			}
 			alive := st.Status == state.Running || st.Status == state.Completing
-			if alive && state.CheckLiveness(st, lastActive(root, st), time.Now()) == state.Dead {
+			if alive && state.CheckLiveness(st, lastActive(pl, d, st), time.Now()) == state.Dead {
 				alive = false
 			}
 			if !alive {
@@ -431,11 +493,31 @@ type ResumeOptions struct {
 // Resume continues a paused or crashed loop from its last completed
 // iteration, with the Spec it saved (and the changes given explicitly).
 func Resume(ctx context.Context, dir, id string, ro ResumeOptions, o IO, h Hooks) (*RunResult, error) {
-	root, d, st, err := openLoop(dir, id)
+	root, err := repoRoot(dir)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := markIfCrashed(root, d, st); err != nil {
+	pl, err := placesOf(root, o.Environ)
+	if err != nil {
+		return nil, usage(err)
+	}
+	// A loop paused in another container (the Action restores its seed
+	// layout from the state ref or the artifact) or on another machine:
+	// its live copy is made from the seed first.
+	if state.ValidLoopID(id) {
+		if err := pl.importSeed(id); err != nil {
+			return nil, err
+		}
+	}
+	d, st, err := loadLoop(pl, id)
+	if err != nil {
+		return nil, err
+	}
+	if !pl.isLive(d) {
+		return nil, usagef("loop %s runs as another user or with another %s: its live state (%s) is not readable here; resume it as the user that started it (root for a loop run as root)",
+			id, StateDirVar, pl.live(id).Path())
+	}
+	if _, err := markIfCrashed(pl, d, st); err != nil {
 		return nil, err
 	}
 	switch st.Status {
@@ -465,11 +547,17 @@ func Resume(ctx context.Context, dir, id string, ro ResumeOptions, o IO, h Hooks
 	if err != nil {
 		return nil, usage(err)
 	}
+	if err := repo.CheckCredentials(); err != nil {
+		return nil, problemList([]error{err})
+	}
 	secrets := harnessSecrets(o, h.Token)
 	env := process.SafeEnv(o.Environ)
-	agent, _, err := preflightAgent(ctx, sp.Agent, h.Script, o.Environ, env, secrets, root)
-	if err != nil {
+	if _, _, err := preflightAgent(ctx, sp.Agent, h.Script, o.Environ, env, secrets); err != nil {
 		return nil, problemList([]error{err})
+	}
+	sb, boxLog, agent, err := boxAgent(pl, h, sp.Agent, o.Environ, env, secrets)
+	if err != nil {
+		return nil, err
 	}
 	// Take the loop over: the report says it went on, and why it had
 	// stopped.
@@ -488,18 +576,20 @@ func Resume(ctx context.Context, dir, id string, ro ResumeOptions, o IO, h Hooks
 		}
 		st.ErrorContext.RecoveryAttempted = true
 	}
-	store := state.NewStore(root)
+	store := pl.store()
 	if err := store.Register(st); err != nil {
+		closeSandbox(sb, nil)
 		return nil, usage(err)
 	}
 	crashpoint.Hit("resume-registered")
 	if err := d.Save(st, time.Now()); err != nil {
+		closeSandbox(sb, nil)
 		return nil, err
 	}
 	d.ClearControl()
 	fmt.Fprintf(o.Stderr, "agent-loop: resuming %s after iteration %d\n", id, st.Iteration)
-	return execute(ctx, engineParts{repo: repo, agent: agent, env: env, dir: d, store: store, st: st, io: o,
-		quiet: amended.Start.Quiet, secrets: secrets, hooks: h})
+	return execute(ctx, engineParts{repo: repo, agent: agent, env: env, places: pl, dir: d, store: store, st: st, io: o,
+		quiet: amended.Start.Quiet, secrets: secrets, hooks: h, sb: sb, boxLog: boxLog})
 }
 
 // resumedFrom is why a loop being resumed had stopped: its recorded

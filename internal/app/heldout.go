@@ -3,16 +3,15 @@ package app
 import (
 	"fmt"
 	"os"
-	"slices"
-	"strings"
-	"testing"
 
 	"github.com/aiwg/agent-loop/internal/criteria"
 	"github.com/aiwg/agent-loop/internal/gitrepo"
 	"github.com/aiwg/agent-loop/internal/heldout"
 	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/sandbox"
 	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/verify"
+	"github.com/aiwg/agent-loop/internal/weaken"
 )
 
 // heldOutPlace is where the held-out scratch trees live and who may write
@@ -27,8 +26,17 @@ type heldOutPlace struct {
 	Chown func(path string) error
 }
 
-// newHeldOutPlace makes a fresh scratch root; cleanup removes it.
-func newHeldOutPlace() (heldOutPlace, func(), error) {
+// newHeldOutPlace makes a fresh scratch root; cleanup removes it. With a
+// sandbox it is the sandbox's (sandbox.Scratch: its user writes it, its
+// Landlock policy allows it) and every path written is handed to its user.
+func newHeldOutPlace(sb *sandbox.Sandbox) (heldOutPlace, func(), error) {
+	if sb != nil {
+		root, err := sb.Scratch("agent-loop-heldout-")
+		if err != nil {
+			return heldOutPlace{}, nil, fmt.Errorf("creating the held-out check's scratch directory: %w", err)
+		}
+		return heldOutPlace{Root: root, Chown: sb.Chown}, func() { _ = os.RemoveAll(root) }, nil
+	}
 	root, err := os.MkdirTemp("", "agent-loop-heldout-")
 	if err != nil {
 		return heldOutPlace{}, nil, fmt.Errorf("creating the held-out check's scratch directory: %w", err)
@@ -54,17 +62,10 @@ func newPlanner(sp spec.Spec, repo *gitrepo.Repo, runner loop.Verifier, place he
 	return p
 }
 
-// weakenVar switches defences off in agent-loop's own tests: "heldout"
-// turns the held-out check off (a test shows the cheats it catches getting
-// through without it); "plan" also turns the focused runs off, which leaves
-// the engine's policy from before the held-out check (the full criterion
-// every iteration, a confirmation on a pass), for the benchmark to compare
-// against. Only a test binary honours it.
-const weakenVar = "AGENT_LOOP_TEST_WEAKEN"
-
-func weakened(name string) bool {
-	if !testing.Testing() {
-		return false
-	}
-	return slices.Contains(strings.Split(os.Getenv(weakenVar), ","), name)
-}
+// weakened reports a defence switched off in agent-loop's own tests
+// (internal/weaken): "heldout" turns the held-out check off (a test shows
+// the cheats it catches getting through without it); "plan" also turns the
+// focused runs off, which leaves the engine's policy from before the
+// held-out check (the full criterion every iteration, a confirmation on a
+// pass), for the benchmark to compare against.
+func weakened(name string) bool { return weaken.On(name) }

@@ -60,7 +60,7 @@ func TestLoopWithRealCLIs(t *testing.T) {
 				p := filepath.Join(dir, "answer.txt")
 				return []fakemodel.ToolCall{{Name: "Read", Input: map[string]any{"file_path": p}}, {Name: "Write", Input: map[string]any{"file_path": p, "content": "answer=42\n"}}}
 			},
-			probe: fakemodel.ToolCall{Name: "Bash", Input: map[string]any{"command": "env > ../agent-env.txt", "description": "Write the environment to a file"}},
+			probe: fakemodel.ToolCall{Name: "Bash", Input: map[string]any{"command": "env > agent-env.txt", "description": "Write the environment to a file"}},
 		},
 		{
 			provider: "codex", program: "codex", model: "gpt-5.5", keyVar: "OPENAI_API_KEY",
@@ -68,14 +68,14 @@ func TestLoopWithRealCLIs(t *testing.T) {
 			fix: func(string) []fakemodel.ToolCall {
 				return []fakemodel.ToolCall{{Name: "apply_patch", Custom: "*** Begin Patch\n*** Update File: answer.txt\n@@\n-answer=41\n+answer=42\n*** End Patch\n"}}
 			},
-			probe:         fakemodel.ToolCall{Name: "exec_command", Input: map[string]any{"cmd": "env > ../agent-env.txt"}},
+			probe:         fakemodel.ToolCall{Name: "exec_command", Input: map[string]any{"cmd": "env > agent-env.txt"}},
 			costEstimated: true,
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.provider, func(t *testing.T) {
 			bin := cliDir(t, tc.program)
-			top := t.TempDir()
+			top := workDir(t)
 			dir := filepath.Join(top, "repo")
 			os.MkdirAll(dir, 0o755)
 			os.WriteFile(filepath.Join(dir, "answer.txt"), []byte("answer=41\n"), 0o644)
@@ -92,8 +92,8 @@ func TestLoopWithRealCLIs(t *testing.T) {
 			srv := fakemodel.Start(fakemodel.Script{Steps: steps})
 			defer srv.Close()
 
-			environ := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + filepath.Join(top, "home"), "LANG=C.UTF-8",
-				tc.keyVar + "=sk-test-" + tc.provider + "-key-0123456789", "GITHUB_TOKEN=ghs_harnessSecret0123456789"}
+			environ := harnessEnv("PATH="+bin+":"+os.Getenv("PATH"), "HOME="+filepath.Join(top, "home"), "LANG=C.UTF-8",
+				tc.keyVar+"=sk-test-"+tc.provider+"-key-0123456789", "GITHUB_TOKEN=ghs_harnessSecret0123456789")
 			os.MkdirAll(filepath.Join(top, "home"), 0o755)
 			environ = append(environ, tc.env(srv)...)
 			s := spec.Defaults(spec.DoorCLI)
@@ -134,12 +134,16 @@ func TestLoopWithRealCLIs(t *testing.T) {
 			}
 			var parsed map[string]any
 			json.Unmarshal(raw, &parsed)
-			env, err := os.ReadFile(filepath.Join(top, "agent-env.txt"))
+			env, err := os.ReadFile(filepath.Join(dir, "agent-env.txt"))
 			if err != nil {
 				t.Fatalf("the probe did not run: %v", err)
 			}
 			if strings.Contains(string(env), "ghs_harnessSecret") {
 				t.Errorf("the agent's shell saw GITHUB_TOKEN")
+			}
+			// As root, the CLI and its shell ran as the sandbox user.
+			if os.Geteuid() == 0 && !strings.Contains(string(env), "\nUSER=agentloop") {
+				t.Errorf("as root, the agent's shell did not run as the sandbox user:\n%s", env)
 			}
 			probes := 0
 			for _, r := range srv.Requests() {

@@ -57,7 +57,7 @@ func (o stopAtBaseline) Observe(_ context.Context, ev loop.Event) {
 // agent (sh agent.sh) has made the file src/done (product source: the
 // held-out check keeps it whatever runner the Spec names).
 func newDoneRepo(t *testing.T) string {
-	dir := t.TempDir()
+	dir := workDir(t)
 	git(t, dir, "init", "-q", "-b", "main")
 	os.WriteFile(filepath.Join(dir, "test.sh"), []byte("test -e src/done\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "agent.sh"), []byte("mkdir -p src && touch src/done\n"), 0o644)
@@ -84,7 +84,7 @@ func pausedAtBaseline(t *testing.T, dir, id string, configure func(*spec.Setting
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out := &bytes.Buffer{}
-	o := app.IO{Stdin: strings.NewReader(""), Stdout: out, Stderr: out, Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}}
+	o := app.IO{Stdin: strings.NewReader(""), Stdout: out, Stderr: out, Environ: harnessEnv("PATH="+os.Getenv("PATH"), "HOME="+dir)}
 	res, err := app.Run(ctx, v, o, app.Hooks{Observer: stopAtBaseline{cancel}})
 	if err != nil || res.State.Status != state.Paused {
 		t.Fatalf("first run: %v\n%s", err, out.String())
@@ -123,7 +123,11 @@ func TestResumeRoundTripsEverySpecField(t *testing.T) {
 	if zero := zeroFields(reflect.ValueOf(full), "Spec"); len(zero) > 0 {
 		t.Fatalf("give these fields of the Spec a value in this test (and make sure resume carries them): %v", zero)
 	}
-	d := state.NewDir(dir, "ralph-roundtrip-0123abcd")
+	// The live copy of the state (the harness's private directory).
+	d := app.LoopDir(dir, "ralph-roundtrip-0123abcd", o.Environ)
+	if d.Root == dir {
+		t.Fatalf("the live state is in the work tree: %s", d.Path())
+	}
 	st, err := d.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +187,12 @@ func readLog(t *testing.T, d state.Dir, n int) string {
 func TestResumeOldStateWithoutSpec(t *testing.T) {
 	dir := newDoneRepo(t)
 	o, out := pausedAtBaseline(t, dir, "ralph-old-0123abcd", nil)
-	// Rewrite the state as the version before the Spec wrote it.
+	// Rewrite the state as the version before the Spec wrote it, which
+	// kept it in the work tree only: the resume imports it.
+	live := app.LoopDir(dir, "ralph-old-0123abcd", o.Environ)
+	if err := os.RemoveAll(live.Path()); err != nil {
+		t.Fatal(err)
+	}
 	d := state.NewDir(dir, "ralph-old-0123abcd")
 	var raw map[string]any
 	b, _ := os.ReadFile(d.StatePath())
@@ -200,6 +209,9 @@ func TestResumeOldStateWithoutSpec(t *testing.T) {
 	res, err := app.Resume(context.Background(), dir, "ralph-old-0123abcd", app.ResumeOptions{}, o, app.Hooks{})
 	if err != nil || !res.Completed() {
 		t.Fatalf("resume of an old state: %v\n%s", err, out.String())
+	}
+	if got := app.LoopDir(dir, "ralph-old-0123abcd", o.Environ); got != live {
+		t.Errorf("the resumed loop's state is in %s, not in its live copy %s", got.Path(), live.Path())
 	}
 	got, _ := d.Load()
 	sp := got.Harness.Spec

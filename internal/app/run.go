@@ -22,10 +22,13 @@ import (
 	"github.com/aiwg/agent-loop/internal/provider"
 	"github.com/aiwg/agent-loop/internal/redact"
 	"github.com/aiwg/agent-loop/internal/report"
+	"github.com/aiwg/agent-loop/internal/safefs"
+	"github.com/aiwg/agent-loop/internal/sandbox"
 	"github.com/aiwg/agent-loop/internal/shellcmd"
 	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/state"
 	"github.com/aiwg/agent-loop/internal/verify"
+	"github.com/aiwg/agent-loop/internal/weaken"
 )
 
 // Hooks are what a door (the Action) or a test adds to a run that is not
@@ -39,8 +42,8 @@ type Hooks struct {
 	// Tuning shortens the engine's own constants (tests).
 	Tuning loop.Tuning
 	// Protect names files (path -> name) that no code of the agent may
-	// change: each is put back after every run of the agent and of the
-	// completion command (the Action: the workflow command files).
+	// read or write (the Action: the workflow command files): the sandbox
+	// takes them out of its user's reach for the loop.
 	Protect map[string]string
 	// TaskFromComment says the task is a trigger comment's words (the
 	// completion hint always is): a check they name came from the comment
@@ -65,8 +68,11 @@ func (h Hooks) openRepo(dir string) (*gitrepo.Repo, error) {
 type RunResult struct {
 	Outcome loop.Outcome
 	State   *state.State
-	Dir     state.Dir
-	Report  string
+	// Dir is the live copy of the loop directory (the state ref and the
+	// artifact are made from it); Seed is its copy in the work tree.
+	Dir    state.Dir
+	Seed   state.Dir
+	Report string
 }
 
 // Completed reports whether the loop completed: its criterion verified.
@@ -85,8 +91,16 @@ func Run(ctx context.Context, v spec.Validated, o IO, h Hooks) (*RunResult, erro
 		return nil, problemList(append(problems, err))
 	}
 	root := repo.Root()
-	store := state.NewStore(root)
-	if _, err := store.MigrateLegacy(); err != nil {
+	pl, err := placesOf(root, o.Environ)
+	if err != nil {
+		return nil, problemList(append(problems, err))
+	}
+	if _, err := state.NewStore(root).MigrateLegacy(); err != nil {
+		problems = append(problems, err)
+	}
+	// A credential in the repository's git configuration (a persisted
+	// checkout token) is the agent's to read: refused before anything runs.
+	if err := repo.CheckCredentials(); err != nil {
 		problems = append(problems, err)
 	}
 	if err := repo.Exclude(ctx, ".aiwg/"); err != nil {
@@ -117,7 +131,7 @@ func Run(ctx context.Context, v spec.Validated, o IO, h Hooks) (*RunResult, erro
 	}
 	secrets := harnessSecrets(o, h.Token)
 	env := process.SafeEnv(o.Environ)
-	agent, version, err := preflightAgent(ctx, sp.Agent, h.Script, o.Environ, env, secrets, root)
+	agentName, version, err := preflightAgent(ctx, sp.Agent, h.Script, o.Environ, env, secrets)
 	if err != nil {
 		problems = append(problems, err)
 	}
@@ -130,8 +144,7 @@ func Run(ctx context.Context, v spec.Validated, o IO, h Hooks) (*RunResult, erro
 	if loopID == "" {
 		loopID = state.NewLoopID(sp.Task)
 	}
-	dir := state.NewDir(root, loopID)
-	if dir.Exists() {
+	if pl.live(loopID).Exists() || pl.seed(loopID).Exists() {
 		return nil, usagef("loop %s exists already; continue it with `agent-loop resume %s`, or choose another %s", loopID, loopID, door.Ref("loop-id"))
 	}
 	prop, err := resolveCriterion(ctx, s, door, root, o, h.TaskFromComment)
@@ -142,52 +155,85 @@ func Run(ctx context.Context, v spec.Validated, o IO, h Hooks) (*RunResult, erro
 	sp.Criterion.Depends = criterionDepends(root, sp.Criterion)
 
 	// 3. Registry: a free slot, and no active loop on the same task.
+	store := pl.store()
 	reg, err := store.Read()
 	if err != nil {
 		return nil, usage(err)
 	}
 	if same := reg.SameTask(sp.Task); len(same) > 0 && !s.Start.Force {
-		if err := confirmDuplicate(root, same, door, o); err != nil {
+		if err := confirmDuplicate(pl, same, door, o); err != nil {
 			return nil, err
 		}
 	}
 	if sp.Publish.Branch == "" {
 		sp.Publish.Branch = spec.DefaultBranch(loopID)
 	}
+
+	// 4. The sandbox: from here on the work tree is the sandbox user's
+	// (as root) and the live state is in the private directory.
+	sb, boxLog, agent, err := boxAgent(pl, h, sp.Agent, o.Environ, env, secrets)
+	if err != nil {
+		return nil, err
+	}
 	st := newState(sp, loopID, root, h.Owner)
-	st.Harness.Provider = agent.Name()
+	st.Harness.Provider = agentName
 	st.Harness.AgentVersion = version
 	if err := store.Register(st); err != nil {
+		closeSandbox(sb, nil)
 		return nil, usage(err)
 	}
 	crashpoint.Hit("registered")
+	dir := pl.live(loopID)
 	if err := dir.Save(st, time.Now()); err != nil {
 		_ = store.Deregister(loopID)
+		closeSandbox(sb, nil)
 		return nil, err
 	}
 	if prop.yaml != nil {
 		_ = state.WriteFileAtomic(dir.ProposalPath(), prop.yaml, 0o644)
 	}
-	return execute(ctx, engineParts{repo: repo, agent: agent, env: env, dir: dir, store: store, st: st, io: o,
-		quiet: s.Start.Quiet, secrets: secrets, hooks: h})
+	return execute(ctx, engineParts{repo: repo, agent: agent, env: env, places: pl, dir: dir, store: store, st: st, io: o,
+		quiet: s.Start.Quiet, secrets: secrets, hooks: h, sb: sb, boxLog: boxLog})
 }
 
-// preflightAgent builds the agent of a Spec (the scripted one when a
-// script is given) and checks it can run: CLI installed, credentials, the
-// model API reachable.
-func preflightAgent(ctx context.Context, a spec.Agent, script *provider.Script, environ, env []string, secrets *redact.Set, root string) (loop.Agent, string, error) {
-	agent, err := buildAgent(a, script, environ, secrets, filepath.Join(root, state.RootDir))
+// agentDir is where the agent CLI keeps its configuration across
+// iterations: the sandbox's (its user writes it), or the private
+// directory when there is no sandbox.
+func agentDir(sb *sandbox.Sandbox, pl places) string {
+	if sb != nil {
+		return sb.AgentDir()
+	}
+	return filepath.Join(pl.private, state.RootDir)
+}
+
+// closeSandbox ends the sandbox (sweep, the work tree given back) and
+// says what went wrong on out.
+func closeSandbox(sb *sandbox.Sandbox, out io.Writer) {
+	if sb == nil {
+		return
+	}
+	if err := sb.Close(); err != nil && out != nil {
+		fmt.Fprintf(out, "agent-loop: warning: closing the sandbox: %v\n", err)
+	}
+}
+
+// preflightAgent checks that the agent of a Spec can run (CLI installed,
+// credentials, the model API reachable) and returns its name and version.
+// The agent that runs the loop is built afterwards, with the sandbox's
+// directory for its configuration.
+func preflightAgent(ctx context.Context, a spec.Agent, script *provider.Script, environ, env []string, secrets *redact.Set) (string, string, error) {
+	agent, err := buildAgent(a, script, environ, secrets, "")
 	if err != nil {
-		return nil, "", err
+		return "", "", err
 	}
 	pf, ok := agent.(loop.Preflighter)
 	if !ok {
-		return agent, "", nil
+		return agent.Name(), "", nil
 	}
 	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	version, err := pf.Preflight(pctx, env)
-	return agent, version, err
+	return agent.Name(), version, err
 }
 
 func listSome(xs []string, n int) string {
@@ -222,12 +268,13 @@ func newState(sp spec.Spec, loopID, root, owner string) *state.State {
 // confirmDuplicate handles active loops with the same task (seed 002). A
 // loop whose process is gone is marked crashed first, and then offered
 // for `resume`, not described as running.
-func confirmDuplicate(root string, same []state.Entry, door spec.Door, o IO) error {
+func confirmDuplicate(pl places, same []state.Entry, door spec.Door, o IO) error {
 	var running, stopped []state.Entry
 	for _, e := range same {
-		if d := state.NewDir(root, e.LoopID); state.ValidLoopID(e.LoopID) {
+		if state.ValidLoopID(e.LoopID) {
+			d := pl.find(e.LoopID)
 			if st, err := d.Load(); err == nil {
-				if _, err := markIfCrashed(root, d, st); err == nil {
+				if _, err := markIfCrashed(pl, d, st); err == nil {
 					e.Status = st.Status
 				}
 			}
@@ -274,49 +321,60 @@ type engineParts struct {
 	repo    *gitrepo.Repo
 	agent   loop.Agent
 	env     []string
-	dir     state.Dir
+	places  places
+	dir     state.Dir // the live copy of the loop directory
 	store   *state.Store
 	st      *state.State
 	io      IO
 	quiet   bool
 	secrets *redact.Set
 	hooks   Hooks
+	sb      *sandbox.Sandbox // nil: none (weakened)
+	boxLog  *lateWriter      // the sandbox's log: held until the loop's log exists
 }
 
-// execute runs the engine on a prepared state and writes the report.
-func execute(ctx context.Context, p engineParts) (*RunResult, error) {
+// execute runs the engine on a prepared state, in the sandbox, and writes
+// the report. It closes the sandbox on every way out.
+func execute(ctx context.Context, p engineParts) (res *RunResult, err error) {
 	sp := p.st.Harness.Spec
-	// Tag every child with the loop id, so the processes a killed harness
-	// leaves behind can be found and ended (process.KillTagged).
-	p.env = process.Override(p.env, process.OwnerVar+"="+p.st.LoopID)
-	if err := os.MkdirAll(filepath.Dir(p.dir.LiveLogPath()), 0o755); err != nil {
-		return nil, err
-	}
-	live, err := os.OpenFile(p.dir.LiveLogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	seed := p.places.seed(p.st.LoopID)
+	mirror := p.places.mirror(p.st.LoopID)
+	progress, agentOut, closeLog, err := p.openProgress()
 	if err != nil {
+		closeSandbox(p.sb, nil)
 		return nil, err
 	}
-	defer live.Close()
-	liveR := p.secrets.Writer(live)
-	defer liveR.Close()
-	var progress, agentOut io.Writer = liveR, liveR
-	if !p.quiet {
-		term := p.secrets.Writer(p.io.Stderr)
-		defer term.Close()
-		// The terminal may go away (a closed pipe): the loop goes on.
-		progress = multiWriter(liveR, term)
-		agentOut = progress
+	defer closeLog()
+	p.boxLog.attach(progress)
+	defer func() {
+		// The seed copy is written from the live one last, after the final
+		// sweep of the last run; then the work tree is given back.
+		if mirror != nil {
+			if merr := mirror.Sync(); merr != nil {
+				fmt.Fprintf(progress, "agent-loop: warning: writing the seed copy of the loop state: %v\n", merr)
+			}
+		}
+		closeSandbox(p.sb, progress)
+		p.boxLog.detach()
+	}()
+	if p.sb == nil {
+		fmt.Fprintf(progress, "agent-loop: containment: none (%s=%s)\n", weaken.EnvVar, weaken.Active())
 	}
+	// Tag every child with the loop id, so the processes a killed harness
+	// leaves behind can be found and ended (process.KillTagged; as root,
+	// the next sandbox ends what its user left).
+	p.env = process.Override(p.env, process.OwnerVar+"="+p.st.LoopID)
 	if err := p.repo.Seal(ctx); err != nil {
 		return nil, err
 	}
-	// The agent could read this process's environment in /proc (the same
-	// user; in a container action, root beside the harness at PID 1).
+	// Where Landlock is missing, a process of the harness's own user could
+	// read this process's environment in /proc: the harness is not dumpable.
 	if _, err := process.HideSecrets(); err != nil {
 		fmt.Fprintf(progress, "agent-loop: warning: could not hide the harness's environment from the agent: %v\n", err)
 	}
+	jctx := jailed(ctx, p.sb)
 	if sp.Criterion.Setup != "" && p.st.Harness.BaseSHA == "" {
-		if err := runSetup(ctx, p, progress); err != nil {
+		if err := runSetup(jctx, p, progress); err != nil {
 			p.st.Status = state.Failed
 			p.st.Harness.StopReason, p.st.Harness.StopKind = err.Error(), state.StopError
 			now := time.Now().UTC().Truncate(time.Second)
@@ -327,23 +385,18 @@ func execute(ctx context.Context, p engineParts) (*RunResult, error) {
 			return nil, err
 		}
 	}
-	guard := newStateGuard(p.repo.Root(), p.dir, progress, p.hooks.Protect)
-	if ownProcess() {
-		// Processes that escape the agent's process group become this
-		// process's children, and die when the agent's run ends.
-		if err := process.AdoptOrphans(); err != nil {
-			fmt.Fprintf(progress, "agent-loop: warning: %v; a process the agent leaves behind may outlive its iteration\n", err)
-		}
-		guard.killStrays = true
+	agent := p.agent
+	if mirror != nil {
+		agent = &seeded{Agent: p.agent, m: mirror, live: p.dir.Path(), seed: seed.Path(), log: progress}
 	}
-	verifier := &guardedVerifier{Verifier: &verify.Shell{ScanReports: true}, g: guard}
-	place, cleanPlace, err := newHeldOutPlace()
+	verifier := &verify.Shell{ScanReports: true}
+	place, cleanPlace, err := newHeldOutPlace(p.sb)
 	if err != nil {
 		return nil, err
 	}
 	defer cleanPlace()
 	eng := &loop.Engine{
-		Agent: &guardedAgent{Agent: p.agent, g: guard}, Verifier: verifier, Repo: p.repo,
+		Agent: agent, Verifier: verifier, Repo: p.repo,
 		Planner: newPlanner(sp, p.repo, verifier, place),
 		Judge:   judge.New(judge.Options{Depends: shellcmd.Depends(sp.Criterion.Depends)}),
 		Dir:     p.dir, Registry: p.store, Observer: p.hooks.Observer,
@@ -351,7 +404,7 @@ func execute(ctx context.Context, p engineParts) (*RunResult, error) {
 		Redact:      func(w io.Writer) io.WriteCloser { return p.secrets.Writer(w) },
 		CommitWords: report.CommitWords,
 	}
-	out, err := eng.Run(ctx, p.st)
+	out, err := eng.Run(jctx, p.st)
 	st, lerr := p.dir.Load()
 	if lerr != nil || err != nil {
 		// The engine's own view: the last save may be what failed.
@@ -365,7 +418,7 @@ func execute(ctx context.Context, p engineParts) (*RunResult, error) {
 	// the terminal gets the same report as text.
 	_ = state.WriteFileAtomic(p.dir.ReportPath(), []byte(report.Render(st, report.Options{Target: report.Summary})), 0o644)
 	rep := report.Render(st, report.Options{Target: report.CLI})
-	res := &RunResult{Outcome: out, State: st, Dir: p.dir, Report: rep}
+	res = &RunResult{Outcome: out, State: st, Dir: p.dir, Seed: seed, Report: rep}
 	if err != nil {
 		return res, err
 	}
@@ -375,13 +428,45 @@ func execute(ctx context.Context, p engineParts) (*RunResult, error) {
 	return res, nil
 }
 
+// openProgress opens the loop's log (in the live copy) and the writers of
+// the loop's progress and of the agent's output: the log, and the terminal
+// unless quiet, through the redactor and, for the terminal, the escaper.
+// closeLog flushes and closes them.
+func (p engineParts) openProgress() (progress, agentOut io.Writer, closeLog func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(p.dir.LiveLogPath()), 0o755); err != nil {
+		return nil, nil, nil, err
+	}
+	live, err := safefs.OpenLog(p.dir.LiveLogPath())
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("opening the loop's log: %w", err)
+	}
+	liveR := p.secrets.Writer(live)
+	closers := []io.Closer{liveR, live}
+	progress = liveR
+	if !p.quiet {
+		// The agent's output and the lines that quote its names reach a
+		// person's terminal: every control sequence but colour is shown,
+		// not sent.
+		esc := terminal(p.io.Stderr)
+		term := p.secrets.Writer(esc)
+		closers = append([]io.Closer{term, esc}, closers...)
+		// The terminal may go away (a closed pipe): the loop goes on.
+		progress = multiWriter(liveR, term)
+	}
+	return progress, progress, func() {
+		for _, c := range closers {
+			_ = c.Close()
+		}
+	}, nil
+}
+
 func runSetup(ctx context.Context, p engineParts, out io.Writer) error {
 	c := p.st.Harness.Spec.Criterion
 	fmt.Fprintf(out, "agent-loop: setup: %s\n", c.Setup)
 	logPath := p.dir.File("logs", "setup.log")
-	f, err := os.Create(logPath)
+	f, err := safefs.OpenRewrite(logPath)
 	if err != nil {
-		return err
+		return fmt.Errorf("opening %s: %w", p.dir.Rel("logs", "setup.log"), err)
 	}
 	defer f.Close()
 	w := multiWriter(f, out)

@@ -25,6 +25,7 @@ import (
 	"github.com/aiwg/agent-loop/internal/app"
 	"github.com/aiwg/agent-loop/internal/exitcode"
 	"github.com/aiwg/agent-loop/internal/spec"
+	"github.com/aiwg/agent-loop/internal/weaken"
 )
 
 // Command is one invocation of agent-loop.
@@ -81,6 +82,11 @@ func (c *Command) Main(args []string) int {
 		pipe := make(chan os.Signal, 1)
 		signal.Notify(pipe, syscall.SIGPIPE)
 		defer signal.Stop(pipe)
+	}
+	// Defences are switched off only in agent-loop's own tests.
+	if err := weaken.Check(); err != nil {
+		fmt.Fprintf(c.Stderr, "agent-loop: %v\n", err)
+		return exitcode.BadInput
 	}
 	// The container action: main runs `agent-loop action`; the post step is
 	// the same binary started as /agent-loop-post (see action.yml).

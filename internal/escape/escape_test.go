@@ -178,3 +178,41 @@ func FuzzText(f *testing.F) {
 		}
 	})
 }
+
+// The Writer escapes a stream as Log escapes a string, whatever the
+// writes' boundaries: a sequence or a character split between two writes
+// is escaped as if it had come whole.
+func TestWriterStream(t *testing.T) {
+	in := "ok \x1b[32mgreen\x1b[0m\n\x1b]0;owned\x07title\x1b[2J clear\r\nbar\r50%\r100%\nnaïve é\n"
+	want := Log(in)
+	for _, size := range []int{1, 2, 3, 7, len(in)} {
+		var out strings.Builder
+		w := NewWriter(&out)
+		for i := 0; i < len(in); i += size {
+			end := min(i+size, len(in))
+			if _, err := w.Write([]byte(in[i:end])); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.Close()
+		if out.String() != want {
+			t.Errorf("writes of %d bytes: %q, want %q", size, out.String(), want)
+		}
+		if strings.Contains(out.String(), "\x1b]") || strings.Contains(out.String(), "\x1b[2J") {
+			t.Errorf("writes of %d bytes: a control sequence got through: %q", size, out.String())
+		}
+	}
+	// A line longer than the buffer is passed on in pieces, never holding
+	// more than maxLine bytes, and never split inside a character.
+	long := strings.Repeat("é", maxLine)
+	var out strings.Builder
+	w := NewWriter(&out)
+	w.Write([]byte(long))
+	if len(w.buf) > maxLine {
+		t.Errorf("holds %d bytes", len(w.buf))
+	}
+	w.Close()
+	if out.String() != long {
+		t.Error("a long line of two-byte characters came out changed")
+	}
+}

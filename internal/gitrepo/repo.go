@@ -17,6 +17,7 @@ import (
 
 	"github.com/aiwg/agent-loop/internal/loop"
 	"github.com/aiwg/agent-loop/internal/refname"
+	"github.com/aiwg/agent-loop/internal/weaken"
 )
 
 var (
@@ -100,6 +101,20 @@ type weakness struct {
 	history bool
 }
 
+// weaknessOf is the weakness the red-team tests of the binary ask for
+// (internal/weaken: only a test build honours it; none in production).
+func weaknessOf() weakness {
+	return weakness{
+		index:    weaken.On("git-index"),
+		objects:  weaken.On("git-objects"),
+		gitDir:   weaken.On("git-dir"),
+		home:     weaken.On("git-home"),
+		refs:     weaken.On("git-refs"),
+		credFile: weaken.On("git-cred"),
+		fifos:    weaken.On("git-bound"),
+	}
+}
+
 // Repo is a git work tree driven by the harness.
 type Repo struct {
 	mu        sync.Mutex
@@ -171,7 +186,8 @@ func Open(dir string, opts Options) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Repo{root: root, gitDir: gitDir, commonDir: commonDir, gitPath: gitPath, opts: opts, retryDelay: time.Second}
+	r := &Repo{root: root, gitDir: gitDir, commonDir: commonDir, gitPath: gitPath, opts: opts, retryDelay: time.Second,
+		weak: weaknessOf()}
 	for _, k := range passedEnv {
 		if v, ok := os.LookupEnv(k); ok {
 			r.passEnv = append(r.passEnv, k+"="+v)
@@ -183,7 +199,9 @@ func Open(dir string, opts Options) (*Repo, error) {
 	if r.cfg, err = r.readConfig(ctx); err != nil {
 		return nil, fmt.Errorf("reading the configuration of %s: %w", root, err)
 	}
-	r.creds = findCredentials(r.cfg, opts.Token, r.repoConfigPath())
+	if !weaken.On("git-cred") {
+		r.creds = findCredentials(r.cfg, opts.Token, r.repoConfigPath())
+	}
 	if err := r.sealLocked(); err != nil {
 		return nil, err
 	}

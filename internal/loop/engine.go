@@ -15,6 +15,7 @@ import (
 
 	"github.com/aiwg/agent-loop/internal/crashpoint"
 	"github.com/aiwg/agent-loop/internal/protected"
+	"github.com/aiwg/agent-loop/internal/safefs"
 	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/state"
 	"github.com/aiwg/agent-loop/internal/testreport"
@@ -88,6 +89,10 @@ type Outcome struct {
 	// ConfigError is set when the loop stopped on a configuration problem
 	// (missing credentials): exit code 2.
 	ConfigError error
+	// Uncontained is set when the loop stopped because processes of the
+	// agent's code outlived their run (Uncontained): nothing was published
+	// after it, and nothing may be.
+	Uncontained bool
 }
 
 // Engine runs one loop.
@@ -229,6 +234,8 @@ type stopReason struct {
 	kind      state.StopKind // why, as the report words it
 	reason    string
 	configErr error
+	// halt: the agent's code could not be contained; publish nothing.
+	halt bool
 }
 
 func (s stopReason) set() bool { return s.status != "" }
@@ -374,7 +381,7 @@ func (e *Engine) iterate(ctx context.Context, n int, deadline time.Time) stopRea
 	if err := os.MkdirAll(filepath.Dir(e.Dir.TranscriptPath(n)), 0o755); err != nil {
 		return e.fail(err)
 	}
-	tf, err := os.OpenFile(e.Dir.TranscriptPath(n), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	tf, err := safefs.OpenRewrite(e.Dir.TranscriptPath(n))
 	if err != nil {
 		return e.fail(err)
 	}
@@ -733,7 +740,9 @@ func (e *Engine) fail(err error) stopReason {
 	e.mu.Lock()
 	e.st.ErrorContext = &state.ErrorContext{ErrorMessage: err.Error(), ErrorTimestamp: e.now().UTC().Truncate(time.Second)}
 	e.mu.Unlock()
-	return stopReason{kind: state.StopError, status: state.Failed, reason: err.Error()}
+	var u Uncontained
+	halt := errors.As(err, &u) && u.Uncontained()
+	return stopReason{kind: state.StopError, status: state.Failed, reason: err.Error(), halt: halt}
 }
 
 // guide asks the judge for the next iteration's reinforcement and records a
@@ -836,7 +845,9 @@ func (e *Engine) openLog(n int) (io.WriteCloser, error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	// Never through a symlink, never a FIFO: the loop directory is the
+	// harness's, but a log is never worth following a link for.
+	f, err := safefs.OpenLog(p)
 	if err != nil {
 		return nil, err
 	}

@@ -105,6 +105,16 @@ type AgentResult struct {
 // Tokens is input plus output tokens.
 func (r AgentResult) Tokens() int64 { return r.InputTokens + r.OutputTokens }
 
+// Uncontained is implemented by an error of Agent.Run or Verifier.Check
+// that says the code it ran could not be contained: the sandbox's sweep
+// left some of its processes alive (process.SweepError). The loop stops at
+// once, and commits, publishes, pushes and tells the observer nothing
+// more: what those processes may still do is unknown.
+type Uncontained interface {
+	error
+	Uncontained() bool
+}
+
 // Verifier runs the completion command.
 type Verifier interface {
 	Check(ctx context.Context, req CheckRequest) (CheckResult, error)

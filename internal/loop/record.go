@@ -481,7 +481,7 @@ func (e *Engine) reconcile(ctx context.Context) error {
 func (e *Engine) finish(stop stopReason) (Outcome, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out := Outcome{Status: stop.status, StopReason: stop.reason, Iterations: e.lastIteration(), ConfigError: stop.configErr}
+	out := Outcome{Status: stop.status, StopReason: stop.reason, Iterations: e.lastIteration(), ConfigError: stop.configErr, Uncontained: stop.halt}
 	best, reason := e.best()
 	out.Best = best
 	if stop.status == state.Completed && e.st.Status == state.Running {
@@ -489,7 +489,10 @@ func (e *Engine) finish(stop stopReason) (Outcome, error) {
 		_ = e.save()
 		crashpoint.Hit("completing-saved")
 	}
-	if e.spec.Publish.Commit && e.st.Harness.Branch != "" && len(e.records) > 0 && stop.status != state.Paused {
+	if stop.halt {
+		e.logf("stopping without publishing anything: %s", stop.reason)
+	}
+	if !stop.halt && e.spec.Publish.Commit && e.st.Harness.Branch != "" && len(e.records) > 0 && stop.status != state.Paused {
 		if err := e.publish(ctx, best, reason); err != nil {
 			e.logf("publishing the best iteration failed: %v", err)
 			if stop.status == state.Completed {
@@ -533,7 +536,9 @@ func (e *Engine) finish(stop stopReason) (Outcome, error) {
 	crashpoint.Hit("before-final-save")
 	err := e.save()
 	e.logf("%s: %s", e.st.Status, stop.reason)
-	e.observe(ctx, Event{Kind: EventFinished, State: e.st, Outcome: &out})
+	if !stop.halt {
+		e.observe(ctx, Event{Kind: EventFinished, State: e.st, Outcome: &out})
+	}
 	return out, err
 }
 

@@ -91,6 +91,10 @@ func (e *SweepError) Error() string {
 }
 func (e *SweepError) Unwrap() error { return e.Err }
 
+// Uncontained marks the error for the engine (loop.Uncontained): nothing
+// may be committed or pushed while the child's processes may still run.
+func (e *SweepError) Uncontained() bool { return true }
+
 // Stopped reports whether the harness stopped the child.
 func (r Result) Stopped() bool { return r.TimedOut || r.Idle || r.Cancelled }
 

@@ -3,8 +3,12 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -70,12 +74,35 @@ func (c *Codex) Preflight(ctx context.Context, env []string) (string, error) {
 	return c.preflight(ctx, env, "CODEX_HOME="+home)
 }
 
-// codexHome is the CODEX_HOME of a run: the user's, or a private one.
+// codexHome is the CODEX_HOME of a run: a private one, holding a copy of
+// the user's configuration and login when the run uses them (the user's
+// directory itself is never written, and the sandbox's user may not be
+// able to: a root loop's agent runs as another user); without a state
+// directory, the user's in place.
 func (c *Codex) codexHome(env []string) (string, func(), error) {
-	if uc := userCodexConfig(c.cfg.AgentConfig, env); uc != nil {
+	uc := userCodexConfig(c.cfg.AgentConfig, env)
+	if uc != nil && c.cfg.StateDir == "" {
 		return uc.home, func() {}, nil
 	}
-	return c.home()
+	home, cleanup, err := c.home()
+	if err != nil || uc == nil {
+		return home, cleanup, err
+	}
+	for _, name := range []string{"config.toml", "auth.json"} {
+		b, err := os.ReadFile(filepath.Join(uc.home, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			_ = os.Remove(filepath.Join(home, name))
+			continue
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(home, name), b, 0o600)
+		}
+		if err != nil {
+			cleanup()
+			return "", nil, fmt.Errorf("codex provider: copying %s of the user's configuration %s: %w", name, uc.home, err)
+		}
+	}
+	return home, cleanup, nil
 }
 
 // tomlString quotes s as a TOML basic string (JSON's escapes are TOML's).

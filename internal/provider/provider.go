@@ -200,6 +200,10 @@ func (b *cliBase) binary(env []string) (string, error) {
 	return p, nil
 }
 
+// Program is the path of the CLI a run starts (env's PATH, or
+// Config.Binary): the harness checks that its sandbox can run it.
+func (b *cliBase) Program(env []string) (string, error) { return b.binary(env) }
+
 // home returns the CLI's private configuration directory and a cleanup.
 func (b *cliBase) home() (string, func(), error) {
 	if b.cfg.StateDir != "" {

@@ -41,6 +41,9 @@ func probeMain(args []string) (int, bool) {
 	if len(args) > 0 && args[0] == harnessArg0 {
 		return harnessMain(args), true
 	}
+	if len(args) > 0 && args[0] == lifelineArg0 {
+		return lifelineMain(args), true
+	}
 	name := os.Getenv(probeEnv)
 	if name == "" {
 		return 0, false
@@ -131,6 +134,11 @@ func runProbe(name string, a []string) (bool, string) {
 		return strings.Trim(eff, "0") != "" || nnp != "1", "CapEff " + eff + ", NoNewPrivs " + nnp
 	case "survive": // leave processes behind: a fork/exit/setsid chain and a daemon that ignores TERM
 		return leaveBehind(arg(0))
+	case "survive-wait": // the same, and this process stays (its supervisor waits for it)
+		if ok, msg := leaveBehind(arg(0)); !ok {
+			return ok, msg
+		}
+		select {}
 	}
 	return false, "unknown probe " + name
 }
@@ -255,6 +263,8 @@ func (sc scenario) weakening() weakening {
 			w.noPIDNS = true
 		case "noProtect":
 			w.noProtect = true
+		case "noLifeline":
+			w.noLifeline = true
 		default:
 			panic("unknown weakening " + n)
 		}

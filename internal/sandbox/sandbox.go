@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/aiwg/agent-loop/internal/safefs"
+	"github.com/aiwg/agent-loop/internal/weaken"
 )
 
 // Options configure New.
@@ -52,6 +53,19 @@ type weakening struct {
 	noLandlock bool
 	noPIDNS    bool
 	noProtect  bool // leave the workflow command files' modes as they are
+	noLifeline bool // the supervisor outlives the harness
+}
+
+// fromEnv adds the weakenings AGENT_LOOP_TEST_WEAKEN names (honoured only
+// by test builds: internal/weaken), for the red-team tests of the binary.
+func (w weakening) fromEnv() weakening {
+	w.sameUser = w.sameUser || weaken.On("privsep")
+	w.noSweep = w.noSweep || weaken.On("sweep")
+	w.noLandlock = w.noLandlock || weaken.On("landlock")
+	w.noPIDNS = w.noPIDNS || weaken.On("pidns")
+	w.noProtect = w.noProtect || weaken.On("protect")
+	w.noLifeline = w.noLifeline || weaken.On("lifeline")
+	return w
 }
 
 // Mode says who the sandboxed code runs as.
@@ -171,7 +185,7 @@ func New(opts Options) (*Sandbox, error) {
 	if fi, err := os.Stat(wt); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("sandbox: the work tree %s is not a directory (%v)", wt, err)
 	}
-	s := &Sandbox{opts: opts, weak: opts.weak, log: opts.Log, workTree: wt}
+	s := &Sandbox{opts: opts, weak: opts.weak.fromEnv(), log: opts.Log, workTree: wt}
 	if s.private, err = PrivateDir(opts.PrivateBase, wt); err != nil {
 		return nil, err
 	}
@@ -262,9 +276,25 @@ func (s *Sandbox) setupSeparateUser() error {
 			return fmt.Errorf("sandbox: %w", err)
 		}
 	}
+	if err := s.reachable(filepath.Dir(s.workTree)); err != nil {
+		_ = s.restoreModes()
+		return err
+	}
 	if err := s.takeWorkTree(); err != nil {
 		_ = s.restoreModes()
 		return fmt.Errorf("sandbox: %w", err)
+	}
+	return nil
+}
+
+// reachable checks that the sandbox user can search dir, and so reach the
+// work tree below it (every directory above must let others through).
+func (s *Sandbox) reachable(dir string) error {
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{stageAccess, dir}, Env: helperEnv(),
+		SysProcAttr: &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(s.uid), Gid: uint32(s.gid), Groups: []uint32{}}}}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("sandbox: the sandbox user %s (uid %d) cannot reach the work tree %s: a directory above it does not let other users through; "+
+			"allow it (chmod o+x on each directory above) or run the loop in a clone elsewhere", s.acct.name, s.uid, s.workTree)
 	}
 	return nil
 }
@@ -394,7 +424,7 @@ func (s *Sandbox) decideLayers() error {
 		}
 		s.writable = append(s.writable, rw)
 	}
-	pol := policy{UID: -1, GID: -1, Landlock: l.Landlock > 0, Scoped: l.Scoped, Writable: s.writable, Devices: devices}
+	pol := policy{UID: -1, GID: -1, Landlock: l.Landlock > 0, Scoped: l.Scoped, Writable: s.writable, Devices: devices, Lifeline: !s.weak.noLifeline}
 	if s.privsep {
 		pol.UID, pol.GID = s.uid, s.gid
 	}
@@ -457,6 +487,35 @@ func (s *Sandbox) Writable() []string { return append([]string(nil), s.writable.
 
 // UID is the uid the sandboxed code runs as.
 func (s *Sandbox) UID() int { return s.uid }
+
+// Scratch makes a new directory for trees the harness writes for the
+// sandboxed code to run in, outside the work tree (the held-out check's):
+// under the sandbox's TMPDIR, which its Landlock policy lets it write,
+// owned by its user (Chown). Close removes it with the TMPDIR.
+func (s *Sandbox) Scratch(prefix string) (string, error) {
+	dir, err := os.MkdirTemp(s.tmp, prefix)
+	if err != nil {
+		return "", fmt.Errorf("sandbox: creating a scratch directory: %w", err)
+	}
+	if err := s.Chown(dir); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
+// Chown gives path (never through a symlink) to the sandbox's user, so
+// that the sandboxed code may write what the harness wrote for it; without
+// privilege separation it does nothing.
+func (s *Sandbox) Chown(path string) error {
+	if !s.privsep {
+		return nil
+	}
+	if err := unix.Fchownat(unix.AT_FDCWD, path, s.uid, s.gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return fmt.Errorf("sandbox: handing %s to %s: %w", path, s.acct.name, err)
+	}
+	return nil
+}
 
 // Wrap turns cmd, not yet started, into a command that runs inside the
 // sandbox: through the trampoline, in a new session (and PID namespace),
@@ -554,7 +613,10 @@ func (s *Sandbox) Sweep(leader int) (int, error) {
 		reported, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 	}
 	n, err := s.sweep(leader)
-	return reported + n, err
+	if n += reported; n > 0 {
+		fmt.Fprintf(s.log, "agent-loop: the sandboxed command left %d process(es) running when it ended; the sandbox ended them\n", n)
+	}
+	return n, err
 }
 
 // sweep is the harness's own sweep after a run: the supervisor has ended

@@ -80,22 +80,31 @@ func (s *Sandbox) sweepUser(pgid int) (int, error) {
 // sweepTree ends the harness's descendants that were not its children
 // before the run (before), for the mode without a separate user: the
 // harness is a child subreaper, so everything the sandbox started and
-// orphaned is below it. Each round stops (SIGSTOP) every new process it
-// finds, so that none of them can fork while the next round looks; only
-// after quietRounds rounds in a row find nothing new do they all get
-// SIGKILL (one empty round proves nothing: /proc is not read atomically,
-// and a fork/exit chain can be between two entries). A chain that keeps
-// outrunning the rounds until the bound is reported, not ignored. With a
-// PID namespace none of this is needed: the kernel ends the namespace
-// with its first process.
+// orphaned is below it (see sweepDescendants). With a PID namespace the
+// kernel has ended the namespace with its first process already: a few
+// rounds make sure of it.
 func (s *Sandbox) sweepTree(before map[int]bool) (int, error) {
 	quietRounds := 25
 	if s.clone != 0 {
-		// The namespace is gone: a few rounds make sure of it.
 		quietRounds = 3
 	}
-	self := os.Getpid()
-	deadline := time.Now().Add(sweepBound)
+	n, left, err := sweepDescendants(os.Getpid(), before, quietRounds, sweepBound)
+	if len(left) > 0 || err != nil {
+		return n, &LeftError{Who: "descendants of the harness", PIDs: pids(left), After: sweepBound, Err: err}
+	}
+	return n, nil
+}
+
+// sweepDescendants ends the descendants of self (a child subreaper) below
+// those of its children that are not in before. Each round stops
+// (SIGSTOP) every new process it finds, so that none of them can fork
+// while the next round looks; only after quietRounds rounds in a row find
+// nothing new do they all get SIGKILL (one empty round proves nothing:
+// /proc is not read atomically, and a fork/exit chain can be between two
+// entries). A chain that keeps outrunning the rounds until bound is
+// reported (err), not ignored; left lists what survived the SIGKILL.
+func sweepDescendants(self int, before map[int]bool, quietRounds int, bound time.Duration) (int, []procInfo, error) {
+	deadline := time.Now().Add(bound)
 	type held struct {
 		fd int
 		p  procInfo
@@ -112,15 +121,8 @@ func (s *Sandbox) sweepTree(before map[int]bool) (int, error) {
 			err = errors.New("new processes kept appearing")
 			break
 		}
-		procs := scanProcs()
-		roots := map[int]bool{}
-		for _, c := range children(procs, self) {
-			if !before[c.pid] {
-				roots[c.pid] = true
-			}
-		}
 		fresh := 0
-		for pid, p := range descendants(procs, roots) {
+		for pid, p := range below(self, before) {
 			if _, ok := stopped[pid]; ok || p.dead() {
 				continue
 			}
@@ -155,29 +157,95 @@ func (s *Sandbox) sweepTree(before map[int]bool) (int, error) {
 		ms := max(int(time.Until(deadline.Add(time.Second))/time.Millisecond), 1)
 		_, _ = unix.Poll(fds, ms)
 	}
-	s.reap(func(p procInfo) bool { return !before[p.pid] })
+	reapFrom(self, scanProcs(), func(p procInfo) bool { return !before[p.pid] })
 	var left []procInfo
 	for pid := range stopped {
 		if p, ok := readProc(pid); ok && !p.dead() && p.start == stopped[pid].p.start {
 			left = append(left, p)
 		}
 	}
-	if len(left) > 0 || err != nil {
-		return len(stopped), &LeftError{Who: "descendants of the harness", PIDs: pids(left), After: sweepBound, Err: err}
-	}
-	return len(stopped), nil
+	return len(stopped), left, err
 }
 
-// reap collects the zombies among this process's children that match
+// below returns the descendants of self under those of its children
+// that are not in before. It walks the tree down through the kernel's
+// children lists (/proc/<pid>/task/<tid>/children), which costs a read per
+// process of the tree and not one per process of the machine: a round is
+// short, and a fork/exit chain whose links live a few milliseconds is
+// seen (each link is the subreaper's child once its parent is gone).
+// Without those lists it reads all of /proc.
+func below(self int, before map[int]bool) map[int]procInfo {
+	kids, ok := childrenOf(self)
+	if !ok {
+		procs := scanProcs()
+		roots := map[int]bool{}
+		for _, c := range children(procs, self) {
+			if !before[c.pid] {
+				roots[c.pid] = true
+			}
+		}
+		return descendants(procs, roots)
+	}
+	out := map[int]procInfo{}
+	queue := make([]int, 0, len(kids))
+	for _, k := range kids {
+		if !before[k] {
+			queue = append(queue, k)
+		}
+	}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		if _, seen := out[pid]; seen {
+			continue
+		}
+		p, ok := readProcStat(pid, false)
+		if !ok {
+			continue
+		}
+		out[pid] = p
+		if k, ok := childrenOf(pid); ok {
+			queue = append(queue, k...)
+		}
+	}
+	return out
+}
+
+// childrenOf lists pid's children from the kernel's per-thread children
+// lists; ok is false when the kernel has none (CONFIG_PROC_CHILDREN) or
+// pid is gone.
+func childrenOf(pid int) ([]int, bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, false
+	}
+	tids, _ := d.Readdirnames(-1)
+	d.Close()
+	var out []int
+	found := false
+	for _, tid := range tids {
+		b, err := os.ReadFile(dir + "/" + tid + "/children")
+		if err != nil {
+			continue
+		}
+		found = true
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out, found
+}
+
+// reapUIDs collects the zombies among this process's children that match
 // (never an exec.Cmd's own child: those are waited for by their Cmd, and
 // the sandbox runs one child at a time).
-func (s *Sandbox) reap(match func(procInfo) bool) { s.reapFrom(scanProcs(), match) }
+func (s *Sandbox) reapUIDs(match func(procInfo) bool) { reapFrom(os.Getpid(), scanProcsUIDs(), match) }
 
-// reapUIDs is reap for a match that looks at the uids.
-func (s *Sandbox) reapUIDs(match func(procInfo) bool) { s.reapFrom(scanProcsUIDs(), match) }
-
-func (s *Sandbox) reapFrom(procs []procInfo, match func(procInfo) bool) {
-	self := os.Getpid()
+// reapFrom reaps self's dead children among procs that match.
+func reapFrom(self int, procs []procInfo, match func(procInfo) bool) {
 	for _, p := range children(procs, self) {
 		if p.dead() && match(p) {
 			var ws unix.WaitStatus

@@ -83,6 +83,9 @@ type policy struct {
 	Scoped   bool     `json:"scoped"`
 	Writable []string `json:"rw,omitempty"`  // directories the sandbox may write
 	Devices  []string `json:"dev,omitempty"` // device files it may read, write and ioctl
+	// Lifeline: the supervisor ends the sandbox and itself as soon as the
+	// harness is gone (see watchHarness).
+	Lifeline bool `json:"life,omitempty"`
 }
 
 func (p policy) encode() string {
@@ -141,6 +144,14 @@ func supervise(args []string) int {
 		// Orphans of the sandbox come to this process, not to the harness.
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	}
+	if p.Lifeline && report >= 0 {
+		// After the drop: a change of credentials clears the parent-death
+		// signal.
+		if os.Getpid() == 1 {
+			_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
+		}
+		go watchHarness(report, p)
+	}
 	// The harness signals the whole process group; this process only
 	// waits for the target (as PID 1 of a namespace it would not even get
 	// a signal it has no handler for).
@@ -196,6 +207,40 @@ func supervise(args []string) int {
 		f.Close()
 	}
 	return code
+}
+
+// watchHarness ends the sandbox, and this supervisor, as soon as the
+// harness is gone: a supervisor must never outlive its harness (it would
+// wait for its target, and reap what the target forks, for ever: two
+// orphaned supervisors of a killed test were found spinning for hours).
+// The harness holds the only read end of the report pipe, so the kernel
+// wakes this poll with POLLERR on the write end the moment the harness
+// exits, however it dies (SIGKILL included). Ending the sandbox is then:
+// as PID 1 of its namespace, exiting (the kernel kills the namespace; the
+// parent-death signal does the same if this goroutine never runs); as the
+// separate user, kill(-1) until none of that user's processes is left; as
+// the harness's own user without a namespace, killing every descendant of
+// this subreaper. Each is bounded.
+func watchHarness(report int, p policy) {
+	fds := []unix.PollFd{{Fd: int32(report), Events: 0}}
+	for {
+		n, err := unix.Poll(fds, -1)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || n > 0 && fds[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
+			break
+		}
+	}
+	self := os.Getpid()
+	switch {
+	case self == 1:
+	case p.UID > 0 && os.Getuid() == p.UID && os.Geteuid() == p.UID:
+		killAll(sweepBound, func() bool { return len(processesOf(p.UID, self)) == 0 })
+	default:
+		_, _, _ = sweepDescendants(self, nil, 25, sweepBound)
+	}
+	os.Exit(exitSetup)
 }
 
 // killAll sends kill(-1, SIGKILL) and reaps what it may, until none is

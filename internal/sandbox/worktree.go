@@ -82,7 +82,11 @@ func (s *Sandbox) takeWorkTree() error {
 	if err != nil {
 		return fmt.Errorf("taking .git out of the sandbox's reach: %w", err)
 	}
-	// The seed directory is the harness's (root's) for the loop.
+	// The seed directory is the harness's (root's) for the loop; made now
+	// if missing, or the agent could make it (the root is group-writable).
+	if err := r.MkdirAll(".aiwg", 0o755); err != nil {
+		return fmt.Errorf("creating .aiwg: %w", err)
+	}
 	err = r.Walk(".aiwg", func(e *safefs.Entry) error {
 		if e.UID != 0 || e.GID != 0 {
 			return e.Lchown(0, 0)

@@ -1,0 +1,5 @@
+//go:build agentloop_weaken
+
+package weaken
+
+func init() { tagged = true }
