@@ -773,14 +773,19 @@ func (ob *actionObserver) notify(ctx context.Context, st *state.State, number in
 	if st.Harness.Notified == end {
 		return
 	}
-	// Where the report is: a failed commit's report (a CI loop on a branch
-	// without a pull request) gets its notification beside it.
+	// Beside the report: on its pull request or issue, or on the failed
+	// commit (a CI loop on a branch without a pull request).
 	body := report.Notification(st, opts, ob.actor)
 	var err error
-	if a.reportOn.CommitSHA != "" && a.reportOn.PR == 0 {
+	switch {
+	case a.reportOn.PR > 0:
+		_, err = a.gh.Comment(ctx, a.reportOn.PR, body)
+	case a.reportOn.CommitSHA != "":
 		_, err = a.gh.CommitComment(ctx, a.reportOn.CommitSHA, body)
-	} else {
+	case number > 0:
 		_, err = a.gh.Comment(ctx, number, body)
+	default:
+		return
 	}
 	if err != nil {
 		fmt.Fprintf(a.stdout, "agent-loop: posting the notification failed: %v\n", a.w.Redact(err.Error()))
