@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aiwg/agent-loop/internal/sandbox/sandboxtest"
 	"github.com/aiwg/agent-loop/internal/spec"
 )
 
@@ -102,7 +103,7 @@ func TestHelpMatchesTheTable(t *testing.T) {
 // Every flag of the table parses into the Spec through `run`: the value of
 // --max-iterations reaches the state of the loop, unchanged.
 func TestRunFlagReachesTheSpec(t *testing.T) {
-	dir := t.TempDir()
+	dir := sandboxtest.TempDir(t)
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"commit", "-q", "--allow-empty", "-m", "x"}} {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir

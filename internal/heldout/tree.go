@@ -371,6 +371,13 @@ func (p *Plan) Build(ctx context.Context, obj Objects, opt BuildOptions) error {
 	if err := os.Mkdir(opt.Dir, 0o755); err != nil {
 		return fmt.Errorf("creating the scratch tree: %w", err)
 	}
+	// The tree's directories are the sandboxed check's too: a build writes
+	// into them (out/, target/, build/) as it does in the work tree.
+	if opt.Chown != nil {
+		if err := opt.Chown(opt.Dir); err != nil {
+			return err
+		}
+	}
 	paths := p.Paths()
 	var oids []string
 	byOID := map[string][]string{}
@@ -419,7 +426,7 @@ func (p *Plan) Build(ctx context.Context, obj Objects, opt BuildOptions) error {
 			p.Dropped = append(p.Dropped, rel)
 			continue
 		}
-		parent, err := safeParent(opt.Dir, rel)
+		parent, err := safeParent(opt.Dir, rel, opt.Chown)
 		if err != nil {
 			return err
 		}
@@ -455,8 +462,9 @@ func escapes(rel, target string) bool {
 }
 
 // safeParent creates the parent directories of rel under root, refusing
-// to go through anything that is not a plain directory.
-func safeParent(root, rel string) (string, error) {
+// to go through anything that is not a plain directory; each directory it
+// creates is handed over with chown (when set).
+func safeParent(root, rel string, chown func(string) error) (string, error) {
 	dir := root
 	segs := strings.Split(path.Dir(rel), "/")
 	if path.Dir(rel) == "." {
@@ -473,6 +481,11 @@ func safeParent(root, rel string) (string, error) {
 			if err := os.Mkdir(dir, 0o755); err != nil {
 				return "", fmt.Errorf("writing %s in the scratch tree: %w", rel, err)
 			}
+			if chown != nil {
+				if err := chown(dir); err != nil {
+					return "", err
+				}
+			}
 		case err != nil:
 			return "", fmt.Errorf("writing %s in the scratch tree: %w", rel, err)
 		case !fi.IsDir():
@@ -483,7 +496,7 @@ func safeParent(root, rel string) (string, error) {
 }
 
 func writeFile(root, rel string, data []byte, mode string, chown func(string) error) error {
-	parent, err := safeParent(root, rel)
+	parent, err := safeParent(root, rel, chown)
 	if err != nil {
 		return err
 	}
@@ -517,7 +530,7 @@ func linkFromWorkTree(opt BuildOptions, rel string) error {
 	if _, err := os.Lstat(src); err != nil {
 		return nil
 	}
-	parent, err := safeParent(opt.Dir, rel)
+	parent, err := safeParent(opt.Dir, rel, opt.Chown)
 	if err != nil {
 		return err
 	}

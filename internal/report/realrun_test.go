@@ -20,6 +20,7 @@ import (
 	"github.com/aiwg/agent-loop/internal/loop"
 	"github.com/aiwg/agent-loop/internal/provider"
 	"github.com/aiwg/agent-loop/internal/report"
+	"github.com/aiwg/agent-loop/internal/sandbox/sandboxtest"
 	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/state"
 )
@@ -184,7 +185,7 @@ func (rs realStory) run(t *testing.T) *state.State {
 		}
 		return res.State
 	}
-	dir := t.TempDir()
+	dir := sandboxtest.TempDir(t)
 	for name, body := range rs.files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		os.MkdirAll(filepath.Dir(p), 0o755)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aiwg/agent-loop/internal/sandbox/sandboxtest"
 	"github.com/aiwg/agent-loop/internal/state"
 )
 
@@ -147,7 +148,7 @@ func (o loopOutcome) against(c *corpusCase) string {
 // it with an agent script that makes the case's change, and reads the state.
 func runLoop(t *testing.T, tc *toolchains, c *corpusCase, id string, weakened bool) loopOutcome {
 	t.Helper()
-	work := t.TempDir()
+	work := sandboxtest.TempDir(t)
 	dir := filepath.Join(work, "repo")
 	after := filepath.Join(work, "after")
 	var deletes []string

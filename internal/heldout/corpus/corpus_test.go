@@ -20,6 +20,7 @@ import (
 	"github.com/aiwg/agent-loop/internal/heldout"
 	"github.com/aiwg/agent-loop/internal/judge"
 	"github.com/aiwg/agent-loop/internal/loop"
+	"github.com/aiwg/agent-loop/internal/sandbox/sandboxtest"
 	"github.com/aiwg/agent-loop/internal/shellcmd"
 	"github.com/aiwg/agent-loop/internal/spec"
 	"github.com/aiwg/agent-loop/internal/verify"
@@ -172,7 +173,7 @@ func (tc *toolchains) baseline(c *corpusCase, run func() loop.CheckResult) loop.
 
 func findToolchains(t *testing.T) *toolchains {
 	tc := &toolchains{missing: map[string]string{}}
-	bin := t.TempDir()
+	bin := sandboxtest.TempDir(t)
 	look := func(name string) bool { _, err := exec.LookPath(name); return err == nil }
 	// A python3 with pytest (Debian's python3-pytest) for the pytest
 	// cases; any python3 for unittest.
@@ -206,8 +207,13 @@ func findToolchains(t *testing.T) *toolchains {
 	}
 	cache := os.Getenv("AGENT_LOOP_CORPUS_CACHE")
 	if cache == "" {
+		// As root the checks run as the sandbox user, who cannot enter
+		// root's home: .ci/run installs the cache under /opt.
 		home, _ := os.UserHomeDir()
 		cache = filepath.Join(home, ".cache", "agent-loop-corpus")
+		if os.Geteuid() == 0 {
+			cache = "/opt/agent-loop-corpus"
+		}
 	}
 	tc.vitest = filepath.Join(cache, "vitest", "node_modules")
 	if _, err := os.Stat(filepath.Join(tc.vitest, ".bin", "vitest")); err != nil {
