@@ -80,11 +80,23 @@ func TestSupervisorDiesWithTheHarness(t *testing.T) {
 				uid = harnessUID
 			}
 			harness, supervisor, dir := startLifeline(t, sc, uid, f.env)
+			slotUID := procUID(supervisor)
 			// The harness dies as a killed process does: no deferred code.
 			if err := harness.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}
 			_ = harness.Wait()
+			if c.survives {
+				// The dead harness's slot lock is free now: a loop of
+				// another test package could take the uid and sweep it,
+				// ending the orphans this variant must show alive. The
+				// test holds the slot while it looks.
+				if release, ok := holdSlot(slotUID); ok {
+					defer release()
+				} else {
+					t.Skipf("another loop took the sandbox user (uid %d) as soon as the harness died: its sweep may end the orphans, so they prove nothing here", slotUID)
+				}
+			}
 			gone := false
 			wait := 15 * time.Second
 			if c.survives {
@@ -202,6 +214,46 @@ func argv0(pid int) string {
 }
 
 // alive reports whether pid runs (a zombie is not alive).
+// procUID is the real uid of pid (-1 when it cannot be read).
+func procUID(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "Uid:" {
+			n, err := strconv.Atoi(f[1])
+			if err == nil {
+				return n
+			}
+		}
+	}
+	return -1
+}
+
+// holdSlot takes the slot lock of the sandbox user uid, as a loop does
+// (takeSlot), trying for a second; release gives it back.
+func holdSlot(uid int) (release func(), ok bool) {
+	if uid < 0 {
+		return nil, false
+	}
+	dir := slotLockDir
+	if fi, err := os.Stat("/run"); err != nil || !fi.IsDir() {
+		dir = filepath.Join(os.TempDir(), "agent-loop-slots")
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "slot-"+strconv.Itoa(uid)+".lock"), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, false
+	}
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+			return func() { f.Close() }, true
+		}
+	}
+	f.Close()
+	return nil, false
+}
+
 func alive(pid int) bool {
 	p, ok := readProc(pid)
 	return ok && !p.dead()

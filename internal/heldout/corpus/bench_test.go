@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aiwg/agent-loop/internal/sandbox/sandboxtest"
 	"github.com/aiwg/agent-loop/internal/state"
 )
 
@@ -100,7 +101,7 @@ type loopCost struct {
 func benchLoop(t *testing.T, suite float64, env []string, criterion string, withTest, before bool) loopCost {
 	t.Helper()
 	dir := generateSlowRepo(t, suite)
-	work := t.TempDir()
+	work := sandboxtest.TempDir(t)
 	// The agent: attempt n of target.go (right from attempt 5 on), with a
 	// new test on attempt 5 in the second variant.
 	script := fmt.Sprintf("set -e\nn=$AGENT_LOOP_ITERATION\ncp %s/attempt-$n.go target.go\n", shq(work))
@@ -157,7 +158,7 @@ func benchLoop(t *testing.T, suite float64, env []string, criterion string, with
 // in parallel) with one failing test, and commits it.
 func generateSlowRepo(t *testing.T, suite float64) string {
 	t.Helper()
-	dir := t.TempDir()
+	dir := sandboxtest.TempDir(t)
 	const n = 60
 	per := time.Duration(suite / n * float64(time.Second))
 	var tests strings.Builder
