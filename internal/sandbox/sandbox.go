@@ -230,7 +230,10 @@ func (s *Sandbox) setupSeparateUser() error {
 			forbidden[int(st.Uid)] = true
 		}
 	}
-	acct, err := takeSlot(forbidden)
+	// A harness weakened to leave processes behind (test builds only)
+	// takes the last free slot: the first ones are the other loops', whose
+	// sweeps would end the leftovers its tests must see alive.
+	acct, err := takeSlot(forbidden, s.weak.noSweep || s.weak.noLifeline)
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}

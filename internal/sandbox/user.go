@@ -53,8 +53,9 @@ func slotName(slot int) string {
 // the host whatever its private directory.
 const slotLockDir = "/run/agent-loop"
 
-// takeSlot locks the first free slot and returns its account.
-func takeSlot(forbidden map[int]bool) (*account, error) {
+// takeSlot locks the first free slot (the last one with fromEnd) and
+// returns its account.
+func takeSlot(forbidden map[int]bool, fromEnd bool) (*account, error) {
 	dir := slotLockDir
 	if fi, err := os.Stat("/run"); err != nil || !fi.IsDir() {
 		dir = filepath.Join(os.TempDir(), "agent-loop-slots")
@@ -63,7 +64,11 @@ func takeSlot(forbidden map[int]bool) (*account, error) {
 		return nil, err
 	}
 	var busy []string
-	for slot := 0; slot < Slots; slot++ {
+	for i := 0; i < Slots; i++ {
+		slot := i
+		if fromEnd {
+			slot = Slots - 1 - i
+		}
 		name := slotName(slot)
 		acc, err := lookupAccount(name, BaseUID+slot)
 		if err != nil {
