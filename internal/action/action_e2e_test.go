@@ -283,6 +283,25 @@ func (w *world) step(ws, event string, payload any, inputs map[string]string, at
 	return s
 }
 
+// runPost runs the post step as the runner does after main: in ws, with
+// the state main saved (STATE_ variables). It returns what the post step
+// printed and that saved state.
+func (s *step) runPost(t *testing.T, postBin, ws string) (string, map[string]string) {
+	t.Helper()
+	saved := fileCommands(t, s.state)
+	env := map[string]string{}
+	for k, v := range saved {
+		env["STATE_"+k] = v
+	}
+	post := exec.Command(postBin, "action")
+	post.Dir, post.Env = ws, s.environ(env)
+	out, err := post.CombinedOutput()
+	if err != nil {
+		t.Fatalf("post: %v\n%s", err, out)
+	}
+	return string(out), saved
+}
+
 func (s *step) environ(extra map[string]string) []string {
 	var out []string
 	for k, v := range s.env {
@@ -393,21 +412,9 @@ func TestActionEndToEnd(t *testing.T) {
 			t.Errorf("the agent (pid %d) outlived the cancelled step", pid)
 		}
 	}
-	saved := fileCommands(t, s1.state)
-	postEnv := map[string]string{}
-	for k, v := range saved {
-		postEnv["STATE_"+k] = v
-	}
-	post := exec.Command(postBin, "action")
-	post.Dir = ws1
-	post.Env = s1.environ(postEnv)
-	var postOut bytes.Buffer
-	post.Stdout, post.Stderr = &postOut, &postOut
-	if err := post.Run(); err != nil {
-		t.Fatalf("post: %v\n%s", err, postOut.String())
-	}
-	if !strings.Contains(postOut.String(), "uploaded as agent-loop-state-") {
-		t.Fatalf("post did not upload the state:\n%s\nmain:\n%s", postOut.String(), s1.stdout.String())
+	postOut, saved := s1.runPost(t, postBin, ws1)
+	if !strings.Contains(postOut, "uploaded as agent-loop-state-") {
+		t.Fatalf("post did not upload the state:\n%s\nmain:\n%s", postOut, s1.stdout.String())
 	}
 	loopID := saved["loop_id"]
 	baseID := saved["base_id"]
@@ -424,11 +431,7 @@ func TestActionEndToEnd(t *testing.T) {
 	// The sticky comment is edited in place, which notifies nobody: one
 	// short comment tells the person who started the loop how it ended,
 	// once, even when the post step runs again.
-	post = exec.Command(postBin, "action")
-	post.Dir, post.Env = ws1, s1.environ(postEnv)
-	if out, err := post.CombinedOutput(); err != nil {
-		t.Fatalf("post again: %v\n%s", err, out)
-	}
+	s1.runPost(t, postBin, ws1)
 	comments = w.gh.Comments(repoName, issue)
 	notes := notifications(comments)
 	if len(notes) != 1 || !strings.HasPrefix(notes[0], "@alice ⛔ agent-loop stopped: the run was cancelled after 1 iteration") {

@@ -460,21 +460,9 @@ func TestActionArtifactServiceDown(t *testing.T) {
 	if code := exitCode(cmd.Wait()); code != 1 {
 		t.Fatalf("cancelled main exit %d, want 1\n%s", code, s1.stdout.String())
 	}
-	saved := fileCommands(t, s1.state)
-	postEnv := map[string]string{}
-	for k, v := range saved {
-		postEnv["STATE_"+k] = v
-	}
-	post := exec.Command(postBin, "action")
-	post.Dir = ws1
-	post.Env = s1.environ(postEnv)
-	var postOut bytes.Buffer
-	post.Stdout, post.Stderr = &postOut, &postOut
-	if err := post.Run(); err != nil {
-		t.Fatalf("post: %v\n%s", err, postOut.String())
-	}
-	if !strings.Contains(postOut.String(), "uploading the state artifact failed (the state ref keeps it)") || !strings.Contains(postOut.String(), "500") {
-		t.Errorf("the post step does not report the failed upload:\n%s", postOut.String())
+	postOut, saved := s1.runPost(t, postBin, ws1)
+	if !strings.Contains(postOut, "uploading the state artifact failed (the state ref keeps it)") || !strings.Contains(postOut, "500") {
+		t.Errorf("the post step does not report the failed upload:\n%s", postOut)
 	}
 	if hits.Load() < 2 {
 		t.Errorf("the artifact service was not retried")

@@ -155,12 +155,12 @@ func runLoop(t *testing.T, tc *toolchains, c *corpusCase, id string, weakened bo
 	for _, f := range c.files {
 		var dst string
 		switch {
-		case strings.HasPrefix(f.name, "before/"):
-			dst = filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(f.name, "before/")))
-		case strings.HasPrefix(f.name, "after/"):
-			dst = filepath.Join(after, filepath.FromSlash(strings.TrimPrefix(f.name, "after/")))
-		case strings.HasPrefix(f.name, "delete/"):
-			deletes = append(deletes, strings.TrimPrefix(f.name, "delete/"))
+		case strings.HasPrefix(f.Name, "before/"):
+			dst = filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(f.Name, "before/")))
+		case strings.HasPrefix(f.Name, "after/"):
+			dst = filepath.Join(after, filepath.FromSlash(strings.TrimPrefix(f.Name, "after/")))
+		case strings.HasPrefix(f.Name, "delete/"):
+			deletes = append(deletes, strings.TrimPrefix(f.Name, "delete/"))
 			continue
 		default:
 			continue
@@ -172,7 +172,7 @@ func runLoop(t *testing.T, tc *toolchains, c *corpusCase, id string, weakened bo
 		if strings.HasSuffix(dst, ".sh") {
 			mode = 0o755
 		}
-		if err := os.WriteFile(dst, f.data, mode); err != nil {
+		if err := os.WriteFile(dst, f.Data, mode); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/txtar"
+
 	"github.com/aiwg/agent-loop/internal/criteria"
 	"github.com/aiwg/agent-loop/internal/heldout"
 	"github.com/aiwg/agent-loop/internal/judge"
@@ -52,31 +54,15 @@ type corpusCase struct {
 	Needs string `json:"needs,omitempty"`
 
 	name  string
-	files []txtarFile
-}
-
-type txtarFile struct {
-	name string
-	data []byte
+	files []txtar.File
 }
 
 func parseCase(path string) (*corpusCase, error) {
-	data, err := os.ReadFile(path)
+	a, err := txtar.ParseFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var comment []byte
-	var files []txtarFile
-	cur := &comment
-	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
-		t := bytes.TrimRight(line, "\r\n")
-		if bytes.HasPrefix(t, []byte("-- ")) && bytes.HasSuffix(t, []byte(" --")) && len(t) > 6 {
-			files = append(files, txtarFile{name: string(bytes.TrimSpace(t[3 : len(t)-3]))})
-			cur = &files[len(files)-1].data
-			continue
-		}
-		*cur = append(*cur, line...)
-	}
+	comment, files := a.Comment, a.Files
 	c := &corpusCase{}
 	if err := json.Unmarshal(bytes.TrimSpace(comment), c); err != nil {
 		return nil, fmt.Errorf("%s: label: %w", path, err)
@@ -151,9 +137,9 @@ func (tc *toolchains) baseline(c *corpusCase, run func() loop.CheckResult) loop.
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00", c.Criterion, c.Needs)
 	for _, f := range c.files {
-		if strings.HasPrefix(f.name, "before/") {
-			fmt.Fprintf(h, "%s\x00%d\x00", f.name, len(f.data))
-			h.Write(f.data)
+		if strings.HasPrefix(f.Name, "before/") {
+			fmt.Fprintf(h, "%s\x00%d\x00", f.Name, len(f.Data))
+			h.Write(f.Data)
 		}
 	}
 	key := hex.EncodeToString(h.Sum(nil))
@@ -262,10 +248,10 @@ func runCase(t *testing.T, tc *toolchains, c *corpusCase) outcome {
 	dir := filepath.Join(t.TempDir(), "repo")
 	write := func(prefix string) {
 		for _, f := range c.files {
-			if !strings.HasPrefix(f.name, prefix) {
+			if !strings.HasPrefix(f.Name, prefix) {
 				continue
 			}
-			p := filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(f.name, prefix)))
+			p := filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(f.Name, prefix)))
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -273,7 +259,7 @@ func runCase(t *testing.T, tc *toolchains, c *corpusCase) outcome {
 			if strings.HasSuffix(p, ".sh") {
 				mode = 0o755
 			}
-			if err := os.WriteFile(p, f.data, mode); err != nil {
+			if err := os.WriteFile(p, f.Data, mode); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -306,8 +292,8 @@ func runCase(t *testing.T, tc *toolchains, c *corpusCase) outcome {
 	}
 	write("after/")
 	for _, f := range c.files {
-		if strings.HasPrefix(f.name, "delete/") {
-			if err := os.Remove(filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(f.name, "delete/")))); err != nil {
+		if strings.HasPrefix(f.Name, "delete/") {
+			if err := os.Remove(filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(f.Name, "delete/")))); err != nil {
 				t.Fatal(err)
 			}
 		}
